@@ -1,0 +1,179 @@
+"""The open trace user: replays the jobs of an SWF trace at their (possibly scaled) timestamps.
+
+The conventional *open* evaluation: one trace user submits every job at its timestamp and
+ignores completions. Jobs are fed lazily, one timeout at a time, so even a trace of 250,000
+jobs keeps a single pending event in the simulation.
+
+Which trace lines become jobs (docs/reference/replay.md):
+
+- size: allocated processors (field 5), else requested processors (field 8);
+- runtime: field 4; estimate: requested time (field 9), or the runtime where the trace has no
+  request (or with ``estimates="exact"``);
+- a line with an unknown size, runtime or submit time, or a size above the machine, is an
+  *impossible job*: skipped and counted (lenient, the default) or an error (strict).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from simpy.events import Event
+
+from sitesim.errors import InvalidJobError, require
+from sitesim.job import Job
+from sitesim.swf import SWFTrace
+
+if TYPE_CHECKING:
+    from sitesim.site import Site
+
+Estimates = Literal["trace", "exact"]
+
+
+@dataclass(frozen=True)
+class TraceWorkload:
+    """The replayable jobs of a trace, as columns (one entry per job, in submit order).
+
+    Attributes:
+        rows: row of each job in the source trace.
+        number: SWF job number (field 1).
+        submit, runtime, estimate: seconds.
+        size, user: processors, user id.
+        preceding: SWF job number of the job this one depended on (field 17; -1 if none).
+        think: think time after it (field 18; NaN if unknown).
+        skipped: impossible jobs left out, by reason.
+        estimates_filled: jobs whose estimate is their runtime because the trace had none.
+    """
+
+    rows: np.ndarray
+    number: np.ndarray
+    submit: np.ndarray
+    runtime: np.ndarray
+    estimate: np.ndarray
+    size: np.ndarray
+    user: np.ndarray
+    preceding: np.ndarray
+    think: np.ndarray
+    skipped: dict[str, int] = field(default_factory=dict)
+    estimates_filled: int = 0
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @classmethod
+    def from_swf(
+        cls,
+        trace: SWFTrace,
+        procs: int,
+        *,
+        estimates: Estimates = "trace",
+        strict: bool = False,
+    ) -> TraceWorkload:
+        """The jobs of ``trace`` that a machine of ``procs`` processors can run.
+
+        Raises:
+            InvalidJobError: in strict mode, at the first impossible job (naming its line).
+        """
+        require(
+            estimates in ("trace", "exact"),
+            f"estimates must be 'trace' or 'exact', got {estimates!r}",
+        )
+        col = trace.column
+        size = np.where(col("procs") > 0, col("procs"), col("req_procs"))
+        runtime = col("runtime")
+        submit = col("submit")
+        problems = (
+            ("unknown size", size <= 0, "has no processor count (fields 5 and 8 are -1)"),
+            ("unknown runtime", runtime < 0, "has no runtime (field 4 is -1)"),
+            ("unknown submit time", submit < 0, "has no submit time (field 2 is -1)"),
+            ("larger than the machine", size > procs, f"needs more than {procs} processors"),
+        )
+        keep = np.ones(len(trace), dtype=bool)
+        skipped: dict[str, int] = {}
+        for reason, bad, message in problems:
+            bad = bad & keep
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                if strict:
+                    raise InvalidJobError(
+                        f"{trace.name}:{trace.line_of(row)}: job {int(col('job')[row])} {message}"
+                    )
+                skipped[reason] = int(bad.sum())
+                keep &= ~bad
+        rows = np.flatnonzero(keep)
+        # a stable sort by submit time keeps the file order of simultaneous submissions
+        rows = rows[np.argsort(submit[rows], kind="stable")]
+        requested = col("req_time")[rows]
+        run = runtime[rows]
+        has_request = requested > 0
+        estimate = np.where(has_request, requested, run) if estimates == "trace" else run.copy()
+        return cls(
+            rows=rows,
+            number=col("job")[rows].astype(np.int64),
+            submit=submit[rows].copy(),
+            runtime=run.copy(),
+            estimate=estimate,
+            size=size[rows].astype(np.int64),
+            user=col("user")[rows].astype(np.int64),
+            preceding=col("preceding")[rows].astype(np.int64),
+            think=np.where(col("think")[rows] >= 0, col("think")[rows], np.nan),
+            skipped=skipped,
+            estimates_filled=int((~has_request).sum()) if estimates == "trace" else 0,
+        )
+
+    # -- load ------------------------------------------------------------------------------
+    def offered_load(self, procs: int) -> float:
+        """Σ(size · runtime actually run) / (procs · submit span)."""
+        span = float(self.submit[-1] - self.submit[0]) if len(self) else 0.0
+        if span <= 0:
+            return math.nan
+        work = float((self.size * np.minimum(self.runtime, self.estimate)).sum())
+        return work / (procs * span)
+
+    def scaled(self, factor: float) -> TraceWorkload:
+        """A copy with inter-arrival times multiplied by ``factor`` (< 1 raises the load)."""
+        require(math.isfinite(factor) and factor > 0, f"scale factor must be > 0, got {factor}")
+        if factor == 1.0 or not len(self):
+            return self
+        first = self.submit[0]
+        return replace(self, submit=first + (self.submit - first) * factor)
+
+    def at_load(self, load: float, procs: int) -> tuple[TraceWorkload, float]:
+        """A copy scaled to offered load ``load``, and the factor used."""
+        require(math.isfinite(load) and load > 0, f"load must be > 0, got {load}")
+        current = self.offered_load(procs)
+        require(math.isfinite(current), "cannot scale the load of jobs that all arrive at once")
+        factor = current / load
+        return self.scaled(factor), factor
+
+
+class TraceUser:
+    """Submits the jobs of a :class:`TraceWorkload` at their timestamps, ignoring completions."""
+
+    def __init__(self, workload: TraceWorkload) -> None:
+        self.workload = workload
+
+    def run(self, site: Site) -> Generator[Event, Any, None]:
+        """The user process: sleep until the next timestamp, submit every job due then."""
+        w = self.workload
+        env = site.env
+        id_of_number: dict[int, int] = {}
+        columns = zip(
+            w.submit.tolist(), w.size.tolist(), w.runtime.tolist(), w.estimate.tolist(),
+            w.user.tolist(), w.rows.tolist(), w.number.tolist(),
+            w.preceding.tolist(), w.think.tolist(), strict=True,
+        )  # fmt: skip
+        for submit, size, runtime, estimate, user, row, number, preceding, think in columns:
+            if submit > site.horizon:
+                return
+            if submit > env.now:
+                yield env.timeout(submit - env.now)
+            job = Job(size, runtime, estimate, user=user, trace_row=row)
+            if preceding > 0:
+                job.preceding = id_of_number.get(preceding, -1)
+                job.think = think
+            site.submit(job)
+            id_of_number[number] = job.id

@@ -1,0 +1,48 @@
+"""Schedulers, one module per family, all on one :class:`~sitesim.schedulers.base.Scheduler` base.
+
+Every scheduler is registered by the name the CLI knows it by (``--scheduler EASY``);
+:func:`create` builds one from that name and validated parameters.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from sitesim.errors import ConfigError
+
+from .base import Scheduler, shadow_time
+from .conservative import Conservative
+from .creasy import CREASY
+from .queue_order import EASY, FCFS, LJF, SCDF, SJF
+
+#: Scheduler classes by CLI name.
+REGISTRY: dict[str, type[Scheduler]] = {
+    cls.name: cls for cls in (FCFS, EASY, Conservative, CREASY, SJF, LJF, SCDF)
+}
+
+
+def create(name: str, **params: Any) -> Scheduler:
+    """A scheduler by (case-insensitive) name, e.g. ``create("CREASY", alpha=3000)``.
+
+    Parameters whose value is None are ignored, so CLI options left unset pass through.
+
+    Raises:
+        ConfigError: unknown name, or a parameter the scheduler does not take.
+    """
+    cls = REGISTRY.get(name.upper())
+    if cls is None:
+        raise ConfigError(f"unknown scheduler {name!r}; choose one of {', '.join(REGISTRY)}")
+    given = {key: value for key, value in params.items() if value is not None}
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    for key in given:
+        if key not in accepted:
+            takes = f"takes {', '.join(sorted(accepted))}" if accepted else "takes no parameters"
+            raise ConfigError(f"scheduler {cls.name} does not take {key!r} ({cls.name} {takes})")
+    return cls(**given)
+
+
+__all__ = [
+    "CREASY", "EASY", "FCFS", "LJF", "REGISTRY", "SCDF", "SJF", "Conservative", "Scheduler",
+    "create", "shadow_time",
+]  # fmt: skip

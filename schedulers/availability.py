@@ -1,0 +1,99 @@
+"""The availability profile: free processors over future time, as a step function.
+
+Planning schedulers (conservative backfilling, and the planning-based policies) place each job
+at the earliest time it fits for its whole estimated runtime, then subtract it from the profile.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from sitesim.machine import Running
+
+
+class AvailabilityProfile:
+    """Free processors from ``now`` on: ``free[k]`` processors on ``[times[k], times[k+1])``;
+    the last step lasts forever.
+
+    Args:
+        now: the clock.
+        free: processors free now.
+        running: running jobs ``(estimated end, id, size)`` ascending; each returns its
+            processors at its estimated end.
+    """
+
+    __slots__ = ("free", "times")
+
+    def __init__(self, now: float, free: int, running: Running) -> None:
+        times = [now]
+        avail = [free]
+        for end, _, size in running:
+            if end <= times[-1]:
+                avail[-1] += size
+            else:
+                times.append(end)
+                avail.append(avail[-1] + size)
+        self.times = times
+        self.free = avail
+
+    def earliest(self, size: int, duration: float) -> float:
+        """The earliest time ``size`` processors are free for ``duration`` seconds."""
+        times, free = self.times, self.free
+        n = len(times)
+        k = 0
+        while True:
+            while free[k] < size:  # the last step frees every processor, so this stops
+                k += 1
+            start = times[k]
+            end = start + duration
+            j = k + 1
+            while j < n and times[j] < end:
+                if free[j] < size:
+                    break
+                j += 1
+            else:
+                return start
+            k = j
+
+    def reserve(self, start: float, duration: float, size: int) -> None:
+        """Take ``size`` processors on ``[start, start + duration)``."""
+        if duration <= 0:
+            return
+        first = self._breakpoint(start)
+        last = self._breakpoint(start + duration)
+        free = self.free
+        for k in range(first, last):
+            free[k] -= size
+
+    def place(self, size: int, duration: float) -> float:
+        """Reserve the earliest fit for a job and return its start time."""
+        start = self.earliest(size, duration)
+        self.reserve(start, duration, size)
+        return start
+
+    def advance(self, now: float) -> None:
+        """Forget the past: the profile starts at ``now``."""
+        times = self.times
+        k = bisect_right(times, now) - 1
+        if k > 0:
+            del times[:k]
+            del self.free[:k]
+        times[0] = now
+
+    def free_at(self, t: float) -> int:
+        """Free processors at time ``t`` (``t`` not before the profile's start)."""
+        return self.free[bisect_right(self.times, t) - 1]
+
+    def _breakpoint(self, t: float) -> int:
+        """Index of a step starting exactly at ``t``, splitting a step if needed."""
+        times = self.times
+        k = bisect_left(times, t)
+        if k < len(times) and times[k] == t:
+            return k
+        times.insert(k, t)
+        self.free.insert(k, self.free[k - 1])
+        return k
+
+    def __repr__(self) -> str:
+        steps = ", ".join(f"{t:g}:{f}" for t, f in zip(self.times, self.free, strict=True))
+        return f"AvailabilityProfile({steps})"

@@ -1,0 +1,161 @@
+"""Queue-order schedulers: FCFS, SJF, LJF, SCDF, and EASY backfilling on top of them.
+
+``FCFS`` starts jobs in queue order while the head fits; the head blocks everyone behind it.
+SJF, LJF and SCDF are the same list scheduler with another static order (and can starve a job).
+``EASY`` (Lifka's aggressive backfilling) adds :meth:`EASY.backfill`: the first job that does not
+fit gets a reservation at its shadow time and later jobs may jump ahead if they do not delay it.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Callable
+from typing import Any
+
+from sitesim.job import Job
+from sitesim.machine import Running
+
+from .base import Scheduler, shadow_time
+
+#: A dynamic priority: ``priority(job, now)``; higher starts first, ties by arrival.
+Priority = Callable[[Job, float], float]
+
+
+class FCFS(Scheduler):
+    """First come, first served: start jobs in order while the head of the queue fits.
+
+    Subclasses change the order with :meth:`sort_key` (a static key, kept sorted on arrival)
+    or :meth:`ordered` (a dynamic order, recomputed at every pass).
+    """
+
+    name = "FCFS"
+    #: True when the queue is in arrival order (no sort key).
+    arrival_order = True
+
+    def sort_key(self, job: Job) -> float:
+        """Static order key, ascending (used when :attr:`arrival_order` is False)."""
+        return job.id
+
+    def submit(self, job: Job, now: float) -> None:
+        if self.arrival_order:
+            self.queue.append(job)
+        else:
+            insort(self.queue, job, key=self.sort_key)  # after equal keys: FIFO among ties
+
+    def ordered(self, now: float) -> list[Job]:
+        """The waiting jobs in the order this pass considers them."""
+        return self.queue
+
+    def select(self, now: float, free: int, running: Running) -> list[Job]:
+        queue = self.ordered(now)
+        started: list[Job] = []
+        for job in queue:
+            if job.size > free:
+                break
+            started.append(job)
+            free -= job.size
+        if free > 0 and len(started) < len(queue):
+            self.backfill(now, free, running, queue, started)
+        if started:
+            if queue is self.queue and queue[len(started) - 1] is started[-1]:
+                del self.queue[: len(started)]  # only a prefix started
+            else:
+                self._remove(started)
+        return started
+
+    def backfill(
+        self, now: float, free: int, running: Running, queue: list[Job], started: list[Job]
+    ) -> None:
+        """Start more jobs behind a blocked head (appending them to ``started``). FCFS: none."""
+
+
+class SJF(FCFS):
+    """Shortest (estimated) job first, no backfilling. Can starve long jobs."""
+
+    name = "SJF"
+    arrival_order = False
+    starves = True
+
+    def sort_key(self, job: Job) -> float:
+        return job.estimate
+
+
+class LJF(FCFS):
+    """Longest (estimated) job first, no backfilling. Can starve short jobs."""
+
+    name = "LJF"
+    arrival_order = False
+    starves = True
+
+    def sort_key(self, job: Job) -> float:
+        return -job.estimate
+
+
+class SCDF(FCFS):
+    """Smallest cumulative demand (size × estimate) first, no backfilling. Can starve jobs."""
+
+    name = "SCDF"
+    arrival_order = False
+    starves = True
+
+    def sort_key(self, job: Job) -> float:
+        return job.size * job.estimate
+
+
+class EASY(FCFS):
+    """EASY (aggressive) backfilling with a pluggable priority.
+
+    Jobs are considered in priority order (default: arrival). Jobs start in order while they
+    fit; the first job that does not fit is *reserved* at its shadow time, the earliest time
+    enough processors are free by the running jobs' estimated ends. Every later job that fits
+    now starts if it ends (by estimate) no later than the shadow time, or if it uses no more
+    than the processors left over at the shadow time (the *extra* processors).
+
+    Args:
+        priority: optional ``priority(job, now)``; higher first, ties by arrival. It is
+            evaluated at every pass, so it may change with time.
+    """
+
+    name = "EASY"
+
+    def __init__(self, priority: Priority | None = None) -> None:
+        super().__init__()
+        self.priority = priority
+        #: The reservation of the last pass that made one: ``(job, shadow time)``.
+        self.reservation: tuple[Job, float] | None = None
+
+    def ordered(self, now: float) -> list[Job]:
+        if self.priority is None:
+            return self.queue
+        priority = self.priority
+        return sorted(self.queue, key=lambda job: (-priority(job, now), job.id))
+
+    def backfill(
+        self, now: float, free: int, running: Running, queue: list[Job], started: list[Job]
+    ) -> None:
+        first = len(started)
+        head = queue[first]
+        if started:  # jobs started in this pass return their processors at their estimates
+            running = sorted(running + [(now + j.estimate, j.id, j.size) for j in started])
+        shadow, extra = shadow_time(head.size, free, running)
+        self.reservation = (head, shadow)
+        for k in range(first + 1, len(queue)):
+            job = queue[k]
+            size = job.size
+            if size > free:
+                continue
+            if now + job.estimate <= shadow:
+                pass  # done before the reserved job needs the processors
+            elif size <= extra:
+                extra -= size  # runs past the shadow time on processors the head won't need
+            else:
+                continue
+            started.append(job)
+            free -= size
+            if free == 0:
+                break
+
+    def params(self) -> dict[str, Any]:
+        if self.priority is None:
+            return {}
+        return {"priority": getattr(self.priority, "__name__", repr(self.priority))}

@@ -1,0 +1,29 @@
+"""Exceptions sitesim raises for bad input.
+
+Every error message is one line a user can act on: it names the file, line and field of a
+malformed SWF line, or the parameter and its allowed range.
+"""
+
+from __future__ import annotations
+
+
+class SitesimError(Exception):
+    """Base class of every error sitesim raises on purpose."""
+
+
+class SWFFormatError(SitesimError):
+    """A malformed SWF line: the message reads ``file:line: field N (name): problem``."""
+
+
+class InvalidJobError(SitesimError):
+    """A job the machine cannot run (too large, unknown runtime, ...) in strict mode."""
+
+
+class ConfigError(SitesimError, ValueError):
+    """A bad parameter: the message names the parameter and the allowed range."""
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise :class:`ConfigError` with ``message`` unless ``condition`` holds."""
+    if not condition:
+        raise ConfigError(message)

@@ -1,0 +1,118 @@
+"""The job: a rigid parallel job as a small state machine.
+
+A job is created by a user (or a trace), submitted to the site, started by the scheduler on the
+machine, and ends when its runtime has passed, or is killed when its runtime exceeds its
+estimate (as real resource managers do). Schedulers only ever look at ``size``, ``estimate``,
+``submit`` and the clock, never at ``runtime``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simpy import Event
+
+
+class JobState(enum.IntEnum):
+    """Where a job is in its life. The legal transitions are
+    CREATED → WAITING → RUNNING → COMPLETED | KILLED, and WAITING → CANCELLED."""
+
+    CREATED = 0
+    WAITING = 1
+    RUNNING = 2
+    COMPLETED = 3
+    KILLED = 4
+    CANCELLED = 5
+
+
+class JobStateError(RuntimeError):
+    """An illegal state transition: a bug in a scheduler or user model, never bad input."""
+
+
+@dataclass(slots=True, eq=False)
+class Job:
+    """One rigid job.
+
+    Attributes:
+        size: processors the job needs for its whole run.
+        runtime: actual runtime in seconds (hidden from schedulers).
+        estimate: requested time in seconds (the only duration schedulers see).
+        user: id of the submitting user.
+        id: 1-based position in submit order, given by the site at submission.
+        submit, start, end: times in seconds (NaN until they happen).
+        session, batch: ids within the user's activity (-1 when not applicable).
+        preceding: id of the job this one depended on (SWF field 17; -1 if none).
+        think: think time in seconds after ``preceding`` ended (SWF field 18; NaN if none).
+        priority: queue / priority level (higher is more urgent).
+        trace_row: row of the SWF trace this job was replayed from (-1 if generated).
+        done: completion event, created by whoever waits for the job (see ``Site.completion``).
+        data: free slot for model extensions (utility function, budget, ...).
+    """
+
+    size: int
+    runtime: float
+    estimate: float
+    user: int = 0
+    id: int = 0
+    submit: float = math.nan
+    start: float = math.nan
+    end: float = math.nan
+    state: JobState = JobState.CREATED
+    session: int = -1
+    batch: int = -1
+    preceding: int = -1
+    think: float = math.nan
+    priority: int = 0
+    trace_row: int = -1
+    done: Event | None = None
+    data: Any = None
+
+    # -- derived values -------------------------------------------------------------------
+    @property
+    def duration(self) -> float:
+        """How long the job occupies its processors: its runtime, cut at its estimate."""
+        return self.runtime if self.runtime <= self.estimate else self.estimate
+
+    @property
+    def killed(self) -> bool:
+        """True when the job's runtime exceeds its estimate, so it is killed at the estimate."""
+        return self.runtime > self.estimate
+
+    @property
+    def wait(self) -> float:
+        return self.start - self.submit
+
+    @property
+    def response(self) -> float:
+        return self.end - self.submit
+
+    # -- transitions ----------------------------------------------------------------------
+    def mark_submitted(self, now: float) -> None:
+        self._expect(JobState.CREATED, "submitted")
+        self.submit = now
+        self.state = JobState.WAITING
+
+    def mark_started(self, now: float) -> None:
+        self._expect(JobState.WAITING, "started")
+        self.start = now
+        self.state = JobState.RUNNING
+
+    def mark_ended(self, now: float) -> None:
+        self._expect(JobState.RUNNING, "ended")
+        self.end = now
+        self.state = JobState.KILLED if self.runtime > self.estimate else JobState.COMPLETED
+
+    def mark_cancelled(self, now: float) -> None:
+        self._expect(JobState.WAITING, "cancelled")
+        self.end = now
+        self.state = JobState.CANCELLED
+
+    def _expect(self, state: JobState, action: str) -> None:
+        if self.state is not state:
+            raise JobStateError(
+                f"job {self.id} cannot be {action}: it is {self.state.name}, not {state.name}"
+            )

@@ -1,0 +1,70 @@
+"""The machine: N identical processors, space slicing, no preemption, no time sharing."""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Callable
+from typing import TypeAlias, cast
+
+import simpy
+
+from sitesim.errors import require
+from sitesim.job import Job
+
+#: The running jobs as schedulers see them: ``(estimated end, job id, size)`` tuples in
+#: ascending order of estimated end (ties by id). A policy reads it; only the machine changes it.
+Running: TypeAlias = list[tuple[float, int, int]]
+
+
+class Machine:
+    """N processors shared by rigid jobs.
+
+    Starting a job takes ``size`` processors for the job's duration (its runtime, cut at its
+    estimate) and calls ``on_end(job)`` when it ends. The machine keeps the running jobs sorted
+    by *estimated* end (what backfilling needs) and the busy-processor level over time.
+    """
+
+    def __init__(self, env: simpy.Environment, procs: int, on_end: Callable[[Job], None]) -> None:
+        require(
+            isinstance(procs, int) and procs >= 1, f"procs must be an integer >= 1, got {procs!r}"
+        )
+        self.env = env
+        self.procs = procs
+        self.free = procs
+        self.running: Running = []
+        #: busy-processor level: ``busy_levels[k]`` processors from ``busy_times[k]`` on.
+        self.busy_times: list[float] = [0.0]
+        self.busy_levels: list[int] = [0]
+        self._on_end = on_end
+
+    def start(self, job: Job) -> None:
+        """Start ``job`` now; it must fit in the free processors."""
+        if job.size > self.free:
+            raise RuntimeError(
+                f"over-allocation: job {job.id} needs {job.size} processors, {self.free} are free"
+            )
+        now = self.env.now
+        job.mark_started(now)
+        self.free -= job.size
+        insort(self.running, (now + job.estimate, job.id, job.size))
+        self._log_level(now)
+        done = self.env.timeout(job.duration, job)
+        done.callbacks.append(self._end)
+
+    def _end(self, event: simpy.Event) -> None:
+        job = cast(Job, event.value)
+        now = self.env.now
+        entry = (job.start + job.estimate, job.id, job.size)
+        del self.running[bisect_left(self.running, entry)]
+        self.free += job.size
+        job.mark_ended(now)
+        self._log_level(now)
+        self._on_end(job)
+
+    def _log_level(self, now: float) -> None:
+        busy = self.procs - self.free
+        if self.busy_times[-1] == now:
+            self.busy_levels[-1] = busy
+        else:
+            self.busy_times.append(now)
+            self.busy_levels.append(busy)

@@ -1,0 +1,88 @@
+"""Per-job records: one row per submitted job, as a NumPy structured array.
+
+Columns (times in seconds; -1 or NaN where a value does not apply):
+
+``id, user, size, submit, start, end, wait, response, runtime, estimate, state, killed, session,
+batch, preceding, think, priority, trace_row``
+
+``runtime`` is what the job really ran (its actual runtime cut at its estimate), so it is the
+runtime SWF field 4 holds and the one the metrics use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sitesim.job import Job, JobState
+
+JOB_DTYPE = np.dtype(
+    [
+        ("id", np.int64),
+        ("user", np.int64),
+        ("size", np.int64),
+        ("submit", np.float64),
+        ("start", np.float64),
+        ("end", np.float64),
+        ("wait", np.float64),
+        ("response", np.float64),
+        ("runtime", np.float64),
+        ("estimate", np.float64),
+        ("state", np.int8),
+        ("killed", np.bool_),
+        ("session", np.int64),
+        ("batch", np.int64),
+        ("preceding", np.int64),
+        ("think", np.float64),
+        ("priority", np.int64),
+        ("trace_row", np.int64),
+    ]
+)
+
+# Columns copied straight from the Job attribute of the same name.
+_DIRECT = (
+    "id", "user", "size", "submit", "start", "end", "estimate", "session", "batch",
+    "preceding", "think", "priority", "trace_row",
+)  # fmt: skip
+
+
+def job_records(jobs: Sequence[Job]) -> np.ndarray:
+    """The records of ``jobs`` (in the given order)."""
+    rec = np.zeros(len(jobs), dtype=JOB_DTYPE)
+    if not jobs:
+        return rec
+    for name in _DIRECT:
+        rec[name] = [getattr(job, name) for job in jobs]
+    rec["state"] = [int(job.state) for job in jobs]
+    rec["wait"] = rec["start"] - rec["submit"]
+    rec["response"] = rec["end"] - rec["submit"]
+    rec["runtime"] = rec["end"] - rec["start"]
+    rec["killed"] = rec["state"] == JobState.KILLED
+    return rec
+
+
+def format_value(value: float) -> str:
+    """A number as text: integral values without a decimal point, others in shortest form."""
+    if value != value:  # NaN
+        return "nan"
+    if float(value).is_integer():
+        return str(int(value))
+    return repr(float(value))
+
+
+def records_csv(records: np.ndarray) -> str:
+    """The records as CSV text with a header row (NaN written as empty)."""
+    names = records.dtype.names or ()
+    columns = []
+    for name in names:
+        col = records[name]
+        if col.dtype.kind == "b":
+            columns.append(np.where(col, "1", "0").tolist())
+        elif col.dtype.kind in "iu":
+            columns.append(col.astype(str).tolist())
+        else:
+            columns.append(["" if v != v else format_value(v) for v in col.tolist()])
+    lines = [",".join(names)]
+    lines.extend(",".join(row) for row in zip(*columns, strict=True))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,251 @@
+"""Reading and writing the Standard Workload Format (SWF) of the Parallel Workloads Archive.
+
+An SWF file is a header of ``;`` comment lines (``; Key: value``) and one line per job of 18
+whitespace-separated numbers; -1 means "unknown". sitesim also accepts *extended* lines: after
+field 18 a job may carry the points of a utility function (``t0 v0 t1 v1 ...``); the tail is kept
+as text and written back unchanged. ``.swf.gz`` files are read and written transparently.
+
+Every malformed line is an error naming ``file:line`` and the field.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sitesim.errors import SitesimError, SWFFormatError
+from sitesim.output import atomic_write
+
+#: The 18 SWF fields, in order (field k of the format is ``FIELDS[k - 1]``).
+FIELDS = (
+    "job", "submit", "wait", "runtime", "procs", "cpu", "memory", "req_procs", "req_time",
+    "req_memory", "status", "user", "group", "executable", "queue", "partition", "preceding",
+    "think",
+)  # fmt: skip
+#: Column index of each field name.
+COLUMN = {name: i for i, name in enumerate(FIELDS)}
+#: Fields whose values must be integers (counts, ids, codes); the others may be fractional.
+INTEGER_FIELDS = (
+    "job", "procs", "req_procs", "status", "user", "group", "executable", "queue",
+    "partition", "preceding",
+)  # fmt: skip
+
+_HEADER_LINE = re.compile(r"^[ \t]*;.*$", re.MULTILINE)
+_HEADER_KEY = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
+_LEADING_INT = re.compile(r"^\s*(\d+)")
+
+
+@dataclass(frozen=True)
+class SWFTrace:
+    """The contents of an SWF file.
+
+    Attributes:
+        name: where it was read from (used in messages).
+        header: the comment lines, verbatim (each starting with ``;``).
+        data: the job lines, a float64 array of shape (jobs, 18).
+        tails: extended-line tails (text after field 18) by row index.
+        sha256: hex digest of the file as stored (compressed or not); empty if not from a file.
+    """
+
+    name: str
+    header: list[str]
+    data: np.ndarray
+    tails: dict[int, str] = field(default_factory=dict)
+    sha256: str = ""
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def column(self, name: str) -> np.ndarray:
+        """One field as an array (a view)."""
+        return self.data[:, COLUMN[name]]
+
+    def header_value(self, key: str) -> str | None:
+        """The value of header ``; Key: value`` (case-insensitive, first occurrence)."""
+        wanted = key.lower()
+        for line in self.header:
+            match = _HEADER_KEY.match(line)
+            if match and match.group(1).lower() == wanted:
+                return match.group(2)
+        return None
+
+    @property
+    def max_procs(self) -> int | None:
+        """Machine size from the header: MaxProcs, else MaxNodes (leading integer)."""
+        for key in ("MaxProcs", "MaxNodes"):
+            value = self.header_value(key)
+            match = _LEADING_INT.match(value or "")
+            if match and int(match.group(1)) > 0:
+                return int(match.group(1))
+        return None
+
+    def line_of(self, row: int) -> int:
+        """The 1-based line number of job ``row`` in the file (for messages)."""
+        return _line_number(_decode(self.name, _read_bytes(self.name)), row)
+
+
+def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
+    """Read an SWF (or ``.swf.gz``) file.
+
+    Raises:
+        SitesimError: the file cannot be read.
+        SWFFormatError: a line is malformed; the message names file, line and field.
+    """
+    name = os.fspath(path)
+    raw = _read_bytes(name)
+    text = _decode(name, raw)
+    header = [line.rstrip() for line in _HEADER_LINE.findall(text)]
+    data = _parse_fast(text)
+    tails: dict[int, str] = {}
+    if data is None:
+        data, tails = _parse_exact(name, text)
+    _validate(name, text, data)
+    sha256 = hashlib.sha256(raw).hexdigest()
+    return SWFTrace(name=name, header=header, data=data, tails=tails, sha256=sha256)
+
+
+def _read_bytes(name: str) -> bytes:
+    try:
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError as err:
+        raise SitesimError(f"{name}: cannot read: {err.strerror or err}") from None
+
+
+def _decode(name: str, raw: bytes) -> str:
+    """The text of a plain or gzip-compressed file."""
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as err:
+            raise SitesimError(f"{name}: not a readable gzip file: {err}") from None
+    return raw.decode("utf-8", errors="replace")
+
+
+def _parse_fast(text: str) -> np.ndarray | None:
+    """NumPy's C parser for the common case: plain 18-field lines. None when it can't."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "input contained no data"
+            data = np.loadtxt(io.StringIO(text), comments=";", ndmin=2, dtype=np.float64)
+    except ValueError:
+        return None
+    if data.size == 0:
+        return np.empty((0, len(FIELDS)))
+    return data if data.shape[1] == len(FIELDS) else None
+
+
+def _parse_exact(name: str, text: str) -> tuple[np.ndarray, dict[int, str]]:
+    """Line by line: precise messages, and the extended-line tails."""
+    rows: list[list[float]] = []
+    tails: dict[int, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        tokens = line.split()
+        if not tokens or tokens[0].startswith(";"):
+            continue
+        if len(tokens) < len(FIELDS):
+            raise SWFFormatError(
+                f"{name}:{number}: expected {len(FIELDS)} fields, found {len(tokens)}"
+            )
+        rows.append([_number(name, number, k, tok) for k, tok in enumerate(tokens[:18])])
+        if len(tokens) > len(FIELDS):
+            for k, tok in enumerate(tokens[18:], start=18):
+                _number(name, number, k, tok)
+            tails[len(rows) - 1] = " ".join(tokens[18:])
+    return np.array(rows, dtype=np.float64).reshape(-1, len(FIELDS)), tails
+
+
+def _line_number(text: str, row: int) -> int:
+    seen = -1
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(";"):
+            seen += 1
+            if seen == row:
+                return number
+    raise IndexError(row)
+
+
+def _field_name(k: int) -> str:
+    label = FIELDS[k] if k < len(FIELDS) else "extension"
+    return f"field {k + 1} ({label})"
+
+
+def _number(name: str, number: int, k: int, token: str) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        raise SWFFormatError(
+            f"{name}:{number}: {_field_name(k)}: {token!r} is not a number"
+        ) from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise SWFFormatError(f"{name}:{number}: {_field_name(k)}: {token!r} is not finite")
+    return value
+
+
+def _validate(name: str, text: str, data: np.ndarray) -> None:
+    """Finite everywhere; integers where the format wants integers."""
+    bad = ~np.isfinite(data)
+    for field_name in INTEGER_FIELDS:
+        col = data[:, COLUMN[field_name]]
+        bad[:, COLUMN[field_name]] |= np.isfinite(col) & (col != np.floor(col))
+    if not bad.any():
+        return
+    row, k = (int(i) for i in np.argwhere(bad)[0])
+    value = float(data[row, k])
+    problem = "is not finite" if not np.isfinite(value) else "is not an integer"
+    line = _line_number(text, row)
+    raise SWFFormatError(f"{name}:{line}: {_field_name(k)}: {value!r} {problem}")
+
+
+# -- writing ---------------------------------------------------------------------------------
+def format_swf(
+    data: np.ndarray,
+    header: list[str] | tuple[str, ...] = (),
+    tails: dict[int, str] | None = None,
+) -> str:
+    """SWF text for ``data`` (jobs × 18), with ``header`` comment lines and optional tails.
+
+    Integral values are written as integers, others in their shortest exact form, NaN as -1;
+    columns are right-aligned.
+    """
+    tails = tails or {}
+    columns = [_format_column(data[:, k]) for k in range(data.shape[1])]
+    lines = [line if line.startswith(";") else f"; {line}" for line in header]
+    for row, parts in enumerate(zip(*columns, strict=True)):
+        line = " ".join(parts)
+        if row in tails:
+            line = f"{line} {tails[row]}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _format_column(col: np.ndarray) -> list[str]:
+    finite = np.isfinite(col)
+    integral = finite & (col == np.floor(col))
+    text = np.where(integral, col, -1).astype(np.int64).astype(str)
+    if not integral.all():
+        text = text.astype(object)
+        fractional = np.flatnonzero(finite & ~integral)
+        text[fractional] = [repr(v) for v in col[fractional].tolist()]
+        text = text.astype(str)
+    width = int(np.char.str_len(text).max()) if len(text) else 0
+    return list(np.char.rjust(text, width).tolist())
+
+
+def write_swf(
+    path: str | os.PathLike[str],
+    data: np.ndarray,
+    header: list[str] | tuple[str, ...] = (),
+    tails: dict[int, str] | None = None,
+) -> None:
+    """Write an SWF file atomically (gzip-compressed when the name ends in ``.gz``)."""
+    atomic_write(Path(path), format_swf(data, header, tails))
