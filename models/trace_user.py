@@ -124,6 +124,44 @@ class TraceWorkload:
             estimates_filled=int((~has_request).sum()) if estimates == "trace" else 0,
         )
 
+    @classmethod
+    def from_jobs(
+        cls,
+        submit: Any,
+        size: Any,
+        runtime: Any,
+        estimate: Any | None = None,
+        user: Any | None = None,
+    ) -> TraceWorkload:
+        """A workload from plain sequences (one entry per job); estimates default to runtimes.
+
+        Jobs are replayed in submit order (ties keep the given order).
+        """
+        submit = np.asarray(submit, dtype=np.float64)
+        n = len(submit)
+        runtime = np.asarray(runtime, dtype=np.float64)
+        estimate = runtime if estimate is None else np.asarray(estimate, dtype=np.float64)
+        size = np.asarray(size, dtype=np.int64)
+        require(
+            len(size) == len(runtime) == len(estimate) == n,
+            "submit, size, runtime and estimate must have the same length",
+        )
+        require(bool((size >= 1).all()), "every size must be >= 1")
+        require(bool((runtime >= 0).all() and (estimate >= 0).all()), "runtimes must be >= 0")
+        order = np.argsort(submit, kind="stable")
+        users = np.zeros(n, dtype=np.int64) if user is None else np.asarray(user, dtype=np.int64)
+        return cls(
+            rows=order,
+            number=order + 1,
+            submit=submit[order],
+            runtime=runtime[order],
+            estimate=estimate[order],
+            size=size[order],
+            user=users[order],
+            preceding=np.full(n, -1, dtype=np.int64),
+            think=np.full(n, np.nan),
+        )
+
     # -- load ------------------------------------------------------------------------------
     def offered_load(self, procs: int) -> float:
         """Σ(size · runtime actually run) / (procs · submit span)."""

@@ -22,6 +22,11 @@ REGISTRY: dict[str, type[Scheduler]] = {
 }
 
 
+def parameters(name: str) -> set[str]:
+    """The parameter names scheduler ``name`` takes (e.g. ``{"alpha"}`` for CREASY)."""
+    return set(inspect.signature(REGISTRY[name.upper()].__init__).parameters) - {"self"}
+
+
 def create(name: str, **params: Any) -> Scheduler:
     """A scheduler by (case-insensitive) name, e.g. ``create("CREASY", alpha=3000)``.
 
@@ -34,7 +39,7 @@ def create(name: str, **params: Any) -> Scheduler:
     if cls is None:
         raise ConfigError(f"unknown scheduler {name!r}; choose one of {', '.join(REGISTRY)}")
     given = {key: value for key, value in params.items() if value is not None}
-    accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    accepted = parameters(cls.name)
     for key in given:
         if key not in accepted:
             takes = f"takes {', '.join(sorted(accepted))}" if accepted else "takes no parameters"
@@ -44,5 +49,5 @@ def create(name: str, **params: Any) -> Scheduler:
 
 __all__ = [
     "CREASY", "EASY", "FCFS", "LJF", "REGISTRY", "SCDF", "SJF", "Conservative", "Scheduler",
-    "create", "shadow_time",
+    "create", "parameters", "shadow_time",
 ]  # fmt: skip

@@ -48,6 +48,8 @@ class Conservative(Scheduler):
 
     def select(self, now: float, free: int, running: Running) -> list[Job]:
         profile = self._profile
+        if self.queue and self.reservation[self.queue[0]] < now:
+            profile = None  # a pass came late (the engine never does this): re-plan from now
         if profile is None:
             profile = self._profile = AvailabilityProfile(now, free, running)
             if self.queue:
@@ -63,15 +65,20 @@ class Conservative(Scheduler):
             self.promised[job.id] = start
             insort(self.queue, job, key=self._order)
         self._arrived.clear()
-        due = 0
+        # Start the jobs whose reservation has come. They all fit, except that the profile
+        # gives zero-length jobs no width: those take turns, each ending before the next pass
+        # at this same instant, so no job starts later than its reservation.
+        started = []
         for job in self.queue:
             if self.reservation[job] > now:
                 break
-            due += 1
-        started = self.queue[:due]
-        del self.queue[:due]
-        for job in started:
-            del self.reservation[job]
+            if job.size <= free:
+                started.append(job)
+                free -= job.size
+        if started:
+            self._remove(started)
+            for job in started:
+                del self.reservation[job]
         return started
 
     def stats(self) -> dict[str, Any]:

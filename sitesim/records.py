@@ -72,12 +72,14 @@ def format_value(value: float) -> str:
 
 
 def records_csv(records: np.ndarray) -> str:
-    """The records as CSV text with a header row (NaN written as empty)."""
+    """The records as CSV text with a header row (NaN written as empty, states by name)."""
     names = records.dtype.names or ()
     columns = []
     for name in names:
         col = records[name]
-        if col.dtype.kind == "b":
+        if name == "state":
+            columns.append([JobState(code).name.lower() for code in col.tolist()])
+        elif col.dtype.kind == "b":
             columns.append(np.where(col, "1", "0").tolist())
         elif col.dtype.kind in "iu":
             columns.append(col.astype(str).tolist())

@@ -163,12 +163,14 @@ class Site:
             self.horizon = float(until)
         if progress is None:
             env.run()
-        else:
-            checkpoint = env.now
-            while env.peek() < math.inf:
-                checkpoint = max(checkpoint + progress_step, env.peek())
-                env.run(until=checkpoint)
-                progress(float(env.now))
+        else:  # step by hand: run(until=...) would leave its stop event in the queue
+            step, peek = env.step, env.peek
+            checkpoint = env.now + progress_step
+            while (t := peek()) < math.inf:
+                if t >= checkpoint:
+                    progress(t)
+                    checkpoint = t + progress_step
+                step()
         return self.result(warmup=warmup)
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:

@@ -203,7 +203,7 @@ def _validate(name: str, text: str, data: np.ndarray) -> None:
     value = float(data[row, k])
     problem = "is not finite" if not np.isfinite(value) else "is not an integer"
     line = _line_number(text, row)
-    raise SWFFormatError(f"{name}:{line}: {_field_name(k)}: {value!r} {problem}")
+    raise SWFFormatError(f"{name}:{line}: {_field_name(k)}: '{value:g}' {problem}")
 
 
 # -- writing ---------------------------------------------------------------------------------

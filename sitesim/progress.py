@@ -1,0 +1,48 @@
+"""A one-line progress bar for long runs; silent when the stream is not a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+class ProgressBar:
+    """Call with the fraction done (0..1); ``close()`` ends the line.
+
+    Redraws at most ten times a second, and only on a terminal, so piping sitesim's output
+    into a file stays clean.
+    """
+
+    def __init__(self, label: str, stream: TextIO | None = None, width: int = 30) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.width = width
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = 0.0
+        self._drawn = False
+
+    def __call__(self, fraction: float) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1 and fraction < 1.0:
+            return
+        self._last = now
+        filled = round(self.width * min(max(fraction, 0.0), 1.0))
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {100 * fraction:5.1f}%")
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\r" + " " * (len(self.label) + self.width + 12) + "\r")
+            self.stream.flush()
+            self._drawn = False
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,39 @@
+"""Shared fixtures: tiny sites built from plain job lists, and the real traces when present."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from sitesim.models.trace_user import TraceUser, TraceWorkload
+from sitesim.schedulers.base import Scheduler
+from sitesim.site import Site, SiteResult
+
+#: ../shared/traces beside the project folder (absent on a fresh clone elsewhere).
+TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+SDSC_SP2 = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+def trace_path(name: str) -> Path:
+    """Path of a real trace, skipping the test with a clear reason when it is absent."""
+    path = TRACES / name
+    if not path.exists():
+        pytest.skip(f"needs the real trace {name} in {TRACES} (not part of the project)")
+    return path
+
+
+def run_jobs(
+    jobs: Sequence[tuple[float, int, float] | tuple[float, int, float, float]],
+    procs: int,
+    scheduler: Scheduler,
+) -> SiteResult:
+    """Run ``(submit, size, runtime[, estimate])`` jobs open-loop on a tiny site."""
+    submit = [j[0] for j in jobs]
+    size = [j[1] for j in jobs]
+    runtime = [j[2] for j in jobs]
+    estimate = [j[3] if len(j) > 3 else j[2] for j in jobs]  # type: ignore[misc]
+    site = Site(procs, scheduler)
+    site.add_user(TraceUser(TraceWorkload.from_jobs(submit, size, runtime, estimate)))
+    return site.run()

@@ -1,0 +1,101 @@
+"""Exact event logs on tiny sites: the same-instant ordering every scheduler relies on."""
+
+from __future__ import annotations
+
+from sitesim.job import Job, JobState
+from sitesim.models.trace_user import TraceUser, TraceWorkload
+from sitesim.schedulers import EASY, FCFS
+from sitesim.site import Site
+from tests.conftest import run_jobs
+
+
+def log(result):  # type: ignore[no-untyped-def]
+    r = result.records
+    return [
+        (int(i), float(s), float(e)) for i, s, e in zip(r["id"], r["start"], r["end"], strict=True)
+    ]
+
+
+def test_freed_processors_are_reused_at_the_same_instant():
+    # A holds all 4 processors until t = 10; B starts at 10, not later
+    result = run_jobs([(0, 4, 10), (0, 4, 5)], procs=4, scheduler=FCFS())
+    assert log(result) == [(1, 0, 10), (2, 10, 15)]
+    busy = dict(zip(result.busy_times.tolist(), result.busy_levels.tolist(), strict=True))
+    assert busy == {0.0: 4, 10.0: 4, 15.0: 0}  # never 8 at t = 10
+
+
+def test_arrival_and_termination_at_one_instant_share_one_pass():
+    # at t = 10: A ends, C arrives; the single pass sees both, FCFS starts B (older) then C
+    jobs = [(0, 2, 10), (0, 2, 7), (1, 2, 3), (10, 1, 4)]
+    result = run_jobs(jobs, procs=4, scheduler=FCFS())
+    assert log(result) == [(1, 0, 10), (2, 0, 7), (3, 7, 10), (4, 10, 14)]
+
+
+def test_one_allocation_pass_per_instant():
+    site = Site(8, FCFS())
+    work = TraceWorkload.from_jobs([0, 0, 0, 0, 5], [2, 2, 2, 2, 1], [10, 10, 20, 20, 1])
+    site.add_user(TraceUser(work))
+    site.run()
+    # instants with arrivals or ends: 0, 5, 6, 10, 20 -> five passes, not one per event
+    assert site.passes == 5
+
+
+def test_zero_length_job_ends_after_the_pass_and_triggers_another():
+    result = run_jobs([(0, 4, 0), (0, 4, 3)], procs=4, scheduler=FCFS())
+    assert log(result) == [(1, 0, 0), (2, 0, 3)]
+
+
+def test_jobs_are_killed_at_their_estimate():
+    result = run_jobs([(0, 1, 100, 50), (0, 1, 40, 50)], procs=1, scheduler=FCFS())
+    assert log(result) == [(1, 0, 50), (2, 50, 90)]
+    assert result.records["state"].tolist() == [JobState.KILLED, JobState.COMPLETED]
+
+
+def test_easy_backfills_on_a_live_site():
+    # 4 procs: A (3, est 100) runs; B (4) must wait for A; C (1, est 50) backfills at t = 1
+    jobs = [(0, 3, 100), (1, 4, 10), (1, 1, 50), (2, 1, 200)]
+    result = run_jobs(jobs, procs=4, scheduler=EASY())
+    # D (est 200) would end after the shadow time t = 100 and there are no extra processors
+    assert log(result) == [(1, 0, 100), (2, 100, 110), (3, 1, 51), (4, 110, 310)]
+
+
+class Resubmitter:
+    """Waits for each job and submits the next one the instant it ends (zero think time)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def run(self, site: Site):  # type: ignore[no-untyped-def]
+        for _ in range(self.count):
+            job = Job(size=2, runtime=10.0, estimate=10.0, user=1)
+            site.submit(job)
+            ended = yield site.completion(job)
+            assert ended is job and site.now == job.end
+
+
+def test_a_job_submitted_on_a_completion_is_in_that_instants_pass():
+    site = Site(2, FCFS())
+    site.add_user(Resubmitter(3))
+    result = site.run()
+    assert log(result) == [(1, 0, 10), (2, 10, 20), (3, 20, 30)]
+    assert site.passes == 4  # 0, 10, 20 and the final end at 30
+
+
+def test_horizon_stops_submissions_then_the_machine_drains():
+    site = Site(1, FCFS())
+    site.add_user(TraceUser(TraceWorkload.from_jobs([0, 10, 20, 30], [1] * 4, [25] * 4)))
+    result = site.run(until=15)
+    assert log(result) == [(1, 0, 25), (2, 25, 50)]
+    assert result.summary["window"] == [0.0, 15.0]
+
+
+def test_progress_reports_without_changing_the_run():
+    jobs = [(t, 1 + t % 3, 7 + t % 11) for t in range(0, 400, 3)]
+    plain = run_jobs(jobs, procs=4, scheduler=EASY())
+    seen: list[float] = []
+    site = Site(4, EASY())
+    w = TraceWorkload.from_jobs(*zip(*jobs, strict=True))
+    site.add_user(TraceUser(w))
+    tracked = site.run(progress=seen.append, progress_step=50.0)
+    assert len(seen) >= 7 and seen == sorted(seen)
+    assert log(tracked) == log(plain)

@@ -1,0 +1,120 @@
+"""Invariants of every scheduler on random workloads (Hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitesim.job import JobState
+from sitesim.schedulers import CREASY, EASY, REGISTRY, Conservative, create
+from sitesim.schedulers.base import Scheduler
+from tests.conftest import run_jobs
+
+Workload = tuple[int, list[tuple[float, int, float, float]]]
+
+
+@st.composite
+def workloads(draw: st.DrawFn, max_jobs: int = 30) -> Workload:
+    """A machine size and jobs (submit, size, runtime, estimate) with many ties and kills."""
+    procs = draw(st.integers(1, 16))
+    n = draw(st.integers(1, max_jobs))
+    jobs = []
+    for _ in range(n):
+        submit = draw(st.sampled_from([0.0, 0.0, 5.0, 10.0]) | st.floats(0, 300).map(round))
+        size = draw(st.integers(1, procs))
+        runtime = float(draw(st.integers(0, 120)))
+        estimate = draw(
+            st.sampled_from([runtime, runtime * 2, runtime + 1]) | st.integers(0, 150).map(float)
+        )
+        jobs.append((submit, size, runtime, estimate))
+    return procs, jobs
+
+
+def max_busy(records: np.ndarray) -> int:
+    """Most processors in use at any instant; a job's interval is [start, end)."""
+    events = sorted(
+        [(s, 1, size) for s, size in zip(records["start"], records["size"], strict=True)]
+        + [(e, 0, -size) for e, size in zip(records["end"], records["size"], strict=True)]
+    )  # at equal times ends (0) come before starts (1)
+    busy = peak = 0
+    for _, _, delta in events:
+        busy += delta
+        peak = max(peak, busy)
+    return peak
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads(), st.sampled_from(sorted(REGISTRY)))
+def test_every_scheduler_keeps_the_basic_invariants(workload: Workload, name: str) -> None:
+    procs, jobs = workload
+    rec = run_jobs(jobs, procs, create(name)).records
+    assert len(rec) == len(jobs)
+    assert max_busy(rec) <= procs  # no over-allocation
+    assert (rec["start"] >= rec["submit"]).all()  # no job starts before it is submitted
+    ended = (rec["state"] == JobState.COMPLETED) | (rec["state"] == JobState.KILLED)
+    assert ended.all()  # every job ends
+    assert np.array_equal(rec["end"] - rec["start"], rec["runtime"])
+    cut = np.minimum(rec["estimate"], [j[2] for j in sorted(jobs, key=lambda j: j[0])])
+    assert np.allclose(rec["runtime"], cut)  # a job runs its runtime, cut at its estimate
+
+
+class RecordingEASY(EASY):
+    """EASY that remembers every reservation it made: (job, shadow time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[tuple[int, float]] = []
+
+    def backfill(self, now, free, running, queue, started):  # type: ignore[no-untyped-def]
+        super().backfill(now, free, running, queue, started)
+        assert self.reservation is not None
+        self.made.append((self.reservation[0].id, self.reservation[1]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(workloads(max_jobs=40))
+def test_easy_never_delays_its_reserved_job_past_the_shadow_time(workload: Workload) -> None:
+    procs, jobs = workload
+    policy = RecordingEASY()
+    rec = run_jobs(jobs, procs, policy).records
+    start = dict(zip(rec["id"].tolist(), rec["start"].tolist(), strict=True))
+    for jid, shadow in policy.made:
+        assert start[jid] <= shadow
+
+
+@settings(max_examples=80, deadline=None)
+@given(workloads(max_jobs=40))
+def test_conservative_never_delays_a_job_past_its_first_reservation(workload: Workload) -> None:
+    procs, jobs = workload
+    policy = Conservative()
+    rec = run_jobs(jobs, procs, policy).records
+    for jid, start in zip(rec["id"].tolist(), rec["start"].tolist(), strict=True):
+        assert start <= policy.promised[jid]
+
+
+def schedule(jobs: list[tuple[float, int, float, float]], procs: int, policy: Scheduler) -> list:  # type: ignore[type-arg]
+    rec = run_jobs(jobs, procs, policy).records
+    return list(zip(rec["id"].tolist(), rec["start"].tolist(), strict=True))
+
+
+@settings(max_examples=80, deadline=None)
+@given(workloads(max_jobs=40))
+def test_creasy_with_alpha_zero_is_exactly_easy(workload: Workload) -> None:
+    procs, jobs = workload
+    assert schedule(jobs, procs, CREASY(alpha=0)) == schedule(jobs, procs, EASY())
+
+
+@settings(max_examples=40, deadline=None)
+@given(workloads(), st.sampled_from(sorted(REGISTRY)))
+def test_same_workload_same_schedule(workload: Workload, name: str) -> None:
+    procs, jobs = workload
+    assert schedule(jobs, procs, create(name)) == schedule(jobs, procs, create(name))
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads())
+def test_fcfs_starts_jobs_in_arrival_order(workload: Workload) -> None:
+    procs, jobs = workload
+    starts = [s for _, s in schedule(jobs, procs, create("FCFS"))]
+    assert starts == sorted(starts)

@@ -1,0 +1,107 @@
+"""The command line: outputs, and one clear line with exit status 2 for every bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sitesim.cli import main
+
+LINE = "{n} {t} -1 {r} {p} -1 -1 {p} {e} -1 1 1 1 -1 0 -1 -1 -1"
+
+
+@pytest.fixture
+def trace(tmp_path):  # type: ignore[no-untyped-def]
+    jobs = [LINE.format(n=i + 1, t=10 * i, r=30 + i % 7, p=1 + i % 4, e=60) for i in range(40)]
+    jobs.append(LINE.format(n=41, t=400, r=-1, p=2, e=60))  # never ran: skipped
+    path = tmp_path / "small.swf"
+    path.write_text("; MaxProcs: 4\n" + "\n".join(jobs) + "\n")
+    return path
+
+
+def test_replay_prints_a_row_per_scheduler_and_writes_outputs(trace, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert (
+        main(["replay", str(trace), "-s", "fcfs,EASY,CREASY", "--alpha", "3000", "--out", str(out)])
+        == 0
+    )
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert "40 jobs on 4 processors" in lines[0]
+    assert lines[1].split()[:3] == ["Scheduler", "Jobs", "Utilization"]
+    assert [line.split()[0] for line in lines[2:5]] == ["FCFS", "EASY", "CREASY"]
+    assert "CREASY alpha=3000" in captured.out
+    assert "skipped 1 impossible jobs (unknown runtime 1)" in captured.err
+    for sub in ("FCFS", "EASY", "CREASY"):
+        results = json.loads((out / sub / "results.json").read_text())
+        assert results["summary"]["jobs"] == 40
+        assert results["config"]["trace_sha256"]
+        swf = (out / sub / "simulated.swf").read_text().splitlines()
+        assert sum(not line.startswith(";") for line in swf) == 40
+        assert len((out / sub / "jobs.csv").read_text().splitlines()) == 41
+
+
+def test_single_scheduler_writes_into_out_directly(trace, tmp_path, capsys):
+    assert (
+        main(
+            [
+                "replay",
+                str(trace),
+                "--load",
+                "0.5",
+                "--estimates",
+                "exact",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
+    config = json.loads((tmp_path / "o" / "results.json").read_text())["config"]
+    assert config["offered_load"] == pytest.approx(0.5)
+    assert config["estimates"] == "exact" and config["scheduler"] == "EASY"
+
+
+def error_of(capsys, argv):  # type: ignore[no-untyped-def]
+    code = None
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse errors
+        code = exit_.code
+    err = capsys.readouterr().err.strip().splitlines()
+    return code, err[-1]
+
+
+def test_errors_are_one_line_with_status_2(trace, tmp_path, capsys):
+    code, msg = error_of(capsys, ["replay", str(tmp_path / "missing.swf")])
+    assert code == 2 and msg.endswith("missing.swf: cannot read: No such file or directory")
+    bad = tmp_path / "bad.swf"
+    bad.write_text("; MaxProcs: 4\n" + LINE.format(n=1, t=0, r=5, p="x", e=9) + "\n")
+    code, msg = error_of(capsys, ["replay", str(bad)])
+    assert code == 2 and msg.endswith("bad.swf:2: field 5 (procs): 'x' is not a number")
+    code, msg = error_of(capsys, ["replay", str(trace), "-s", "NOPE"])
+    assert code == 2 and "unknown scheduler NOPE; choose from FCFS, EASY" in msg
+    code, msg = error_of(capsys, ["replay", str(trace), "--load", "-1"])
+    assert code == 2 and "--load: must be a finite number > 0, got -1" in msg
+    code, msg = error_of(capsys, ["replay", str(trace), "--alpha", "10"])
+    assert code == 2 and msg == "sitesim: error: --alpha applies to CREASY, not EASY"
+    code, msg = error_of(capsys, ["replay", str(trace), "--strict"])
+    assert code == 2 and "small.swf:42: job 41 has no runtime (field 4 is -1)" in msg
+    code, msg = error_of(capsys, ["replay", str(trace), "--scale", "0.5", "--load", "0.5"])
+    assert code == 2 and "not allowed with argument" in msg
+    code, msg = error_of(capsys, ["replay", str(trace), "--procs", "0"])
+    assert code == 2 and "--procs: must be >= 1, got 0" in msg
+    nohead = tmp_path / "nohead.swf"
+    nohead.write_text(LINE.format(n=1, t=0, r=5, p=1, e=9) + "\n")
+    code, msg = error_of(capsys, ["replay", str(nohead)])
+    assert code == 2 and msg.endswith("names no MaxProcs or MaxNodes; give --procs")
+
+
+def test_help_is_complete(capsys):
+    with pytest.raises(SystemExit):
+        main(["replay", "--help"])
+    text = capsys.readouterr().out
+    for option in ("--scheduler", "--alpha", "--scale", "--load", "--procs", "--estimates",
+                   "--strict", "--out", "CONSERVATIVE", "examples:"):  # fmt: skip
+        assert option in text
