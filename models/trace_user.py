@@ -8,7 +8,7 @@ Which trace lines become jobs (docs/reference/replay.md):
 
 - size: allocated processors (field 5), else requested processors (field 8);
 - runtime: field 4; estimate: requested time (field 9), or the runtime where the trace has no
-  request (or with ``estimates="exact"``);
+  request (or with ``estimates="exact"``), and at least 1 s (:data:`MIN_ESTIMATE`);
 - a line with an unknown size, runtime or submit time, or a size above the machine, is an
   *impossible job*: skipped and counted (lenient, the default) or an error (strict).
 """
@@ -24,7 +24,7 @@ import numpy as np
 from simpy.events import Event
 
 from sitesim.errors import InvalidJobError, require
-from sitesim.job import Job
+from sitesim.job import MIN_ESTIMATE, Job
 from sitesim.swf import SWFTrace
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ class TraceWorkload:
         think: think time after it (field 18; NaN if unknown).
         skipped: impossible jobs left out, by reason.
         estimates_filled: jobs whose estimate is their runtime because the trace had none.
+        estimates_raised: jobs whose estimate was below :data:`MIN_ESTIMATE` and was raised.
     """
 
     rows: np.ndarray
@@ -59,6 +60,7 @@ class TraceWorkload:
     think: np.ndarray
     skipped: dict[str, int] = field(default_factory=dict)
     estimates_filled: int = 0
+    estimates_raised: int = 0
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -109,7 +111,9 @@ class TraceWorkload:
         requested = col("req_time")[rows]
         run = runtime[rows]
         has_request = requested > 0
-        estimate = np.where(has_request, requested, run) if estimates == "trace" else run.copy()
+        estimate = np.where(has_request, requested, run) if estimates == "trace" else run
+        raised = int((estimate < MIN_ESTIMATE).sum())
+        estimate = np.maximum(estimate, MIN_ESTIMATE)
         return cls(
             rows=rows,
             number=col("job")[rows].astype(np.int64),
@@ -122,6 +126,7 @@ class TraceWorkload:
             think=np.where(col("think")[rows] >= 0, col("think")[rows], np.nan),
             skipped=skipped,
             estimates_filled=int((~has_request).sum()) if estimates == "trace" else 0,
+            estimates_raised=raised,
         )
 
     @classmethod
@@ -133,7 +138,8 @@ class TraceWorkload:
         estimate: Any | None = None,
         user: Any | None = None,
     ) -> TraceWorkload:
-        """A workload from plain sequences (one entry per job); estimates default to runtimes.
+        """A workload from plain sequences (one entry per job); estimates default to runtimes
+        and are at least :data:`MIN_ESTIMATE`.
 
         Jobs are replayed in submit order (ties keep the given order).
         """
@@ -148,6 +154,8 @@ class TraceWorkload:
         )
         require(bool((size >= 1).all()), "every size must be >= 1")
         require(bool((runtime >= 0).all() and (estimate >= 0).all()), "runtimes must be >= 0")
+        raised = int((estimate < MIN_ESTIMATE).sum())
+        estimate = np.maximum(estimate, MIN_ESTIMATE)
         order = np.argsort(submit, kind="stable")
         users = np.zeros(n, dtype=np.int64) if user is None else np.asarray(user, dtype=np.int64)
         return cls(
@@ -160,6 +168,7 @@ class TraceWorkload:
             user=users[order],
             preceding=np.full(n, -1, dtype=np.int64),
             think=np.full(n, np.nan),
+            estimates_raised=raised,
         )
 
     # -- load ------------------------------------------------------------------------------

@@ -65,20 +65,15 @@ class Conservative(Scheduler):
             self.promised[job.id] = start
             insort(self.queue, job, key=self._order)
         self._arrived.clear()
-        # Start the jobs whose reservation has come. They all fit, except that the profile
-        # gives zero-length jobs no width: those take turns, each ending before the next pass
-        # at this same instant, so no job starts later than its reservation.
-        started = []
+        due = 0
         for job in self.queue:
             if self.reservation[job] > now:
                 break
-            if job.size <= free:
-                started.append(job)
-                free -= job.size
-        if started:
-            self._remove(started)
-            for job in started:
-                del self.reservation[job]
+            due += 1
+        started = self.queue[:due]
+        del self.queue[:due]
+        for job in started:
+            del self.reservation[job]
         return started
 
     def stats(self) -> dict[str, Any]:

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from simpy import Event
 
 
+#: The smallest estimate (seconds). Planning schedulers need every job to occupy its
+#: processors for some time; SWF counts in whole seconds. A zero *runtime* is fine.
+MIN_ESTIMATE = 1.0
+
+
 class JobState(enum.IntEnum):
     """Where a job is in its life. The legal transitions are
     CREATED → WAITING → RUNNING → COMPLETED | KILLED, and WAITING → CANCELLED."""

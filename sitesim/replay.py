@@ -69,6 +69,7 @@ def replay(
             "jobs_skipped": workload.skipped,
             "estimates": estimates,
             "estimates_filled_with_runtime": workload.estimates_filled,
+            "estimates_raised_to_1s": workload.estimates_raised,
             "strict": strict,
             "scale_factor": factor,
             "offered_load_original": original_load,

@@ -24,7 +24,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL, Event, EventPriority
 
-from sitesim.job import Job
+from sitesim.job import MIN_ESTIMATE, Job
 from sitesim.machine import Machine
 from sitesim.metrics import summarize
 from sitesim.records import job_records
@@ -106,6 +106,8 @@ class Site:
 
     def submit(self, job: Job) -> None:
         """Submit ``job`` now: it gets the next id and joins the scheduler's queue."""
+        if not job.estimate >= MIN_ESTIMATE:
+            raise ValueError(f"job estimate {job.estimate} is below {MIN_ESTIMATE} s")
         job.id = len(self.jobs) + 1
         self.jobs.append(job)
         now = self.env.now

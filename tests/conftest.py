@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers.base import Scheduler
 from sitesim.site import Site, SiteResult
+
+# Hypothesis budgets: the default keeps the test run short; HYPOTHESIS_PROFILE=thorough digs.
+settings.register_profile("default", max_examples=60, deadline=None)
+settings.register_profile("thorough", max_examples=2000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 #: ../shared/traces beside the project folder (absent on a fresh clone elsewhere).
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"

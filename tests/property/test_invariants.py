@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sitesim.job import JobState
@@ -44,7 +44,6 @@ def max_busy(records: np.ndarray) -> int:
     return peak
 
 
-@settings(max_examples=60, deadline=None)
 @given(workloads(), st.sampled_from(sorted(REGISTRY)))
 def test_every_scheduler_keeps_the_basic_invariants(workload: Workload, name: str) -> None:
     procs, jobs = workload
@@ -72,7 +71,6 @@ class RecordingEASY(EASY):
         self.made.append((self.reservation[0].id, self.reservation[1]))
 
 
-@settings(max_examples=80, deadline=None)
 @given(workloads(max_jobs=40))
 def test_easy_never_delays_its_reserved_job_past_the_shadow_time(workload: Workload) -> None:
     procs, jobs = workload
@@ -83,7 +81,6 @@ def test_easy_never_delays_its_reserved_job_past_the_shadow_time(workload: Workl
         assert start[jid] <= shadow
 
 
-@settings(max_examples=80, deadline=None)
 @given(workloads(max_jobs=40))
 def test_conservative_never_delays_a_job_past_its_first_reservation(workload: Workload) -> None:
     procs, jobs = workload
@@ -98,21 +95,18 @@ def schedule(jobs: list[tuple[float, int, float, float]], procs: int, policy: Sc
     return list(zip(rec["id"].tolist(), rec["start"].tolist(), strict=True))
 
 
-@settings(max_examples=80, deadline=None)
 @given(workloads(max_jobs=40))
 def test_creasy_with_alpha_zero_is_exactly_easy(workload: Workload) -> None:
     procs, jobs = workload
     assert schedule(jobs, procs, CREASY(alpha=0)) == schedule(jobs, procs, EASY())
 
 
-@settings(max_examples=40, deadline=None)
 @given(workloads(), st.sampled_from(sorted(REGISTRY)))
 def test_same_workload_same_schedule(workload: Workload, name: str) -> None:
     procs, jobs = workload
     assert schedule(jobs, procs, create(name)) == schedule(jobs, procs, create(name))
 
 
-@settings(max_examples=60, deadline=None)
 @given(workloads())
 def test_fcfs_starts_jobs_in_arrival_order(workload: Workload) -> None:
     procs, jobs = workload
