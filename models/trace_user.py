@@ -101,7 +101,7 @@ class TraceWorkload:
                 row = int(np.flatnonzero(bad)[0])
                 if strict:
                     raise InvalidJobError(
-                        f"{trace.name}:{trace.line_of(row)}: job {int(col('job')[row])} {message}"
+                        f"{trace.location(row)}: job {int(col('job')[row])} {message}"
                     )
                 skipped[reason] = int(bad.sum())
                 keep &= ~bad
@@ -111,9 +111,9 @@ class TraceWorkload:
         requested = col("req_time")[rows]
         run = runtime[rows]
         has_request = requested > 0
-        estimate = np.where(has_request, requested, run) if estimates == "trace" else run
-        raised = int((estimate < MIN_ESTIMATE).sum())
-        estimate = np.maximum(estimate, MIN_ESTIMATE)
+        estimate, raised = _at_least_min(
+            np.where(has_request, requested, run) if estimates == "trace" else run
+        )
         return cls(
             rows=rows,
             number=col("job")[rows].astype(np.int64),
@@ -154,8 +154,7 @@ class TraceWorkload:
         )
         require(bool((size >= 1).all()), "every size must be >= 1")
         require(bool((runtime >= 0).all() and (estimate >= 0).all()), "runtimes must be >= 0")
-        raised = int((estimate < MIN_ESTIMATE).sum())
-        estimate = np.maximum(estimate, MIN_ESTIMATE)
+        estimate, raised = _at_least_min(estimate)
         order = np.argsort(submit, kind="stable")
         users = np.zeros(n, dtype=np.int64) if user is None else np.asarray(user, dtype=np.int64)
         return cls(
@@ -195,6 +194,11 @@ class TraceWorkload:
         require(math.isfinite(current), "cannot scale the load of jobs that all arrive at once")
         factor = current / load
         return self.scaled(factor), factor
+
+
+def _at_least_min(estimate: np.ndarray) -> tuple[np.ndarray, int]:
+    """Estimates raised to :data:`MIN_ESTIMATE`, and how many were raised."""
+    return np.maximum(estimate, MIN_ESTIMATE), int((estimate < MIN_ESTIMATE).sum())
 
 
 class TraceUser:

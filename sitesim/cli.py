@@ -6,8 +6,9 @@ Errors are one clear line on stderr and exit status 2; results go to stdout.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,34 +23,26 @@ from sitesim.swf import read_swf
 EXIT_USAGE = 2
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return value
+def _number(low: float, *, above: bool = False, whole: bool = False) -> Callable[[str], Any]:
+    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``)."""
+    kind = "a whole number" if whole else "a finite number"
+    relation = ">" if above else ">="
+
+    def parse(text: str) -> Any:
+        try:
+            value = int(text) if whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not math.isfinite(value) or not (value > low if above else value >= low):
+            raise argparse.ArgumentTypeError(f"must be {kind} {relation} {low:g}, got {text}")
+        return value
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
-    return value
+_positive_float = _number(0, above=True)
+_non_negative_float = _number(0)
+_positive_int = _number(1, whole=True)
 
 
 def _scheduler_names(text: str) -> list[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sitesim import __version__
 from sitesim.errors import ConfigError, require
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.schedulers.base import Scheduler
@@ -61,7 +60,6 @@ def replay(
         scheduler,
         config={
             "mode": "open replay",
-            "sitesim_version": __version__,
             "trace": trace.name,
             "trace_sha256": trace.sha256,
             "trace_jobs": len(trace),

@@ -24,6 +24,7 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL, Event, EventPriority
 
+from sitesim import __version__
 from sitesim.job import MIN_ESTIMATE, Job
 from sitesim.machine import Machine
 from sitesim.metrics import summarize
@@ -185,6 +186,7 @@ class Site:
         else:
             window = (0.0, 0.0)
         config = {
+            "sitesim_version": __version__,
             "procs": self.machine.procs,
             "scheduler": self.scheduler.name,
             "scheduler_params": self.scheduler.params(),

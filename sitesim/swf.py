@@ -91,6 +91,13 @@ class SWFTrace:
         """The 1-based line number of job ``row`` in the file (for messages)."""
         return _line_number(_decode(self.name, _read_bytes(self.name)), row)
 
+    def location(self, row: int) -> str:
+        """``file:line`` of job ``row``; ``name: job line N`` if the file cannot be read."""
+        try:
+            return f"{self.name}:{self.line_of(row)}"
+        except (SitesimError, IndexError):
+            return f"{self.name}: job line {row + 1}"
+
 
 def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
     """Read an SWF (or ``.swf.gz``) file.

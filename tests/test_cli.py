@@ -91,7 +91,7 @@ def test_errors_are_one_line_with_status_2(trace, tmp_path, capsys):
     code, msg = error_of(capsys, ["replay", str(trace), "--scale", "0.5", "--load", "0.5"])
     assert code == 2 and "not allowed with argument" in msg
     code, msg = error_of(capsys, ["replay", str(trace), "--procs", "0"])
-    assert code == 2 and "--procs: must be >= 1, got 0" in msg
+    assert code == 2 and "--procs: must be a whole number >= 1, got 0" in msg
     nohead = tmp_path / "nohead.swf"
     nohead.write_text(LINE.format(n=1, t=0, r=5, p=1, e=9) + "\n")
     code, msg = error_of(capsys, ["replay", str(nohead)])
