@@ -6,190 +6,14 @@ Errors are one clear line on stderr and exit status 2; results go to stdout.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 from sitesim import __version__
-from sitesim.errors import ConfigError, SitesimError
-from sitesim.progress import ProgressBar
-from sitesim.replay import replay
-from sitesim.report import REPLAY_COLUMNS, replay_row, table, write_outputs
-from sitesim.schedulers import REGISTRY, Scheduler, create, parameters
-from sitesim.swf import read_swf
+from sitesim.commands import analyze, profile, replay
+from sitesim.errors import SitesimError
 
 EXIT_USAGE = 2
-
-
-def _number(low: float, *, above: bool = False, whole: bool = False) -> Callable[[str], Any]:
-    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``)."""
-    kind = "a whole number" if whole else "a finite number"
-    relation = ">" if above else ">="
-
-    def parse(text: str) -> Any:
-        try:
-            value = int(text) if whole else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
-        if not math.isfinite(value) or not (value > low if above else value >= low):
-            raise argparse.ArgumentTypeError(f"must be {kind} {relation} {low:g}, got {text}")
-        return value
-
-    return parse
-
-
-_positive_float = _number(0, above=True)
-_non_negative_float = _number(0)
-_positive_int = _number(1, whole=True)
-
-
-def _scheduler_names(text: str) -> list[str]:
-    names = [name.strip().upper() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in REGISTRY]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown scheduler {', '.join(unknown) or repr(text)}; "
-            f"choose from {', '.join(REGISTRY)}"
-        )
-    return names
-
-
-def _schedulers(names: list[str], params: dict[str, Any]) -> list[Scheduler]:
-    """Create each scheduler, giving it those of ``params`` (set by the user) it takes."""
-    given = {key: value for key, value in params.items() if value is not None}
-    for key in given:
-        if not any(key in parameters(name) for name in names):
-            takers = [name for name in REGISTRY if key in parameters(name)]
-            raise ConfigError(f"--{key} applies to {', '.join(takers)}, not {', '.join(names)}")
-    return [
-        create(name, **{key: value for key, value in given.items() if key in parameters(name)})
-        for name in names
-    ]
-
-
-# -- replay ----------------------------------------------------------------------------------
-REPLAY_EPILOG = """\
-examples:
-  sitesim replay ../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz --scheduler EASY
-  sitesim replay TRACE.swf --scheduler FCFS,EASY,CONSERVATIVE --load 0.9 --out runs/sp2
-  sitesim replay TRACE.swf --scheduler CREASY --alpha 3000 --estimates exact
-
-Each scheduler gives one row: utilization, throughput (jobs submitted per hour), mean wait and
-response (minutes), mean slowdown and bounded slowdown (tau = 10 s), the longest wait (hours)
-and the makespan (days). With --out, each run writes simulated.swf (all 18 fields), results.json
-(configuration, version, summary metrics) and jobs.csv (one row per job); with several
-schedulers, into one sub-folder each.
-
-Lines the machine cannot run (unknown runtime or size, more processors than the machine) are
-skipped and counted in lenient mode (the default), or stop the run with --strict.
-"""
-
-
-def _add_replay(commands: Any) -> None:
-    p = commands.add_parser(
-        "replay",
-        help="open (conventional) replay of an SWF trace under one or more schedulers",
-        description="Replay the jobs of an SWF trace at their timestamps (an open model: "
-        "submissions ignore how the scheduler serves them) and report the standard metrics.",
-        epilog=REPLAY_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("trace", type=Path, help="SWF trace (.swf or .swf.gz)")
-    p.add_argument(
-        "--scheduler",
-        "-s",
-        type=_scheduler_names,
-        default=["EASY"],
-        metavar="NAME[,NAME...]",
-        help=f"scheduler(s), comma-separated: {', '.join(REGISTRY)} (default EASY)",
-    )
-    p.add_argument(
-        "--alpha",
-        type=_non_negative_float,
-        help="CREASY's criticality weight alpha >= 0 (default 6000; 0 is EASY)",
-    )
-    load = p.add_mutually_exclusive_group()
-    load.add_argument(
-        "--scale",
-        type=_positive_float,
-        metavar="F",
-        help="multiply inter-arrival times by F > 0 (F < 1 raises the load)",
-    )
-    load.add_argument(
-        "--load",
-        type=_positive_float,
-        metavar="L",
-        help="scale inter-arrival times to offered load L = sum(size*runtime)/(procs*span)",
-    )
-    p.add_argument(
-        "--procs",
-        type=_positive_int,
-        metavar="N",
-        help="machine size (default: the trace header's MaxProcs, else MaxNodes)",
-    )
-    p.add_argument(
-        "--estimates",
-        choices=("trace", "exact"),
-        default="trace",
-        help="runtime estimates: the trace's requested times (default) or the exact runtimes",
-    )
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="fail at the first impossible job instead of skipping and counting it",
-    )
-    p.add_argument("--out", type=Path, metavar="DIR", help="write SWF, results.json and CSV here")
-    p.set_defaults(func=_cmd_replay)
-
-
-def _cmd_replay(args: argparse.Namespace) -> int:
-    schedulers = _schedulers(args.scheduler, {"alpha": args.alpha})
-    trace = read_swf(args.trace)
-    rows: list[list[Any]] = []
-    for scheduler in schedulers:
-        with ProgressBar(f"replay {scheduler.name}") as bar:
-            result = replay(
-                trace,
-                scheduler,
-                procs=args.procs,
-                scale=args.scale,
-                load=args.load,
-                estimates=args.estimates,
-                strict=args.strict,
-                progress=bar,
-            )
-        if not rows:
-            _report_workload(result.config)
-        rows.append(replay_row(result))
-        if args.out is not None:
-            folder = args.out / scheduler.name if len(schedulers) > 1 else args.out
-            write_outputs(folder, result, trace)
-    print(table(REPLAY_COLUMNS, rows))
-    if args.out is not None:
-        print(f"outputs written to {args.out}")
-    return 0
-
-
-def _report_workload(config: dict[str, Any]) -> None:
-    skipped = config["jobs_skipped"]
-    if skipped:
-        detail = ", ".join(f"{reason} {count:,}" for reason, count in skipped.items())
-        print(
-            f"sitesim: warning: skipped {sum(skipped.values()):,} impossible jobs ({detail})",
-            file=sys.stderr,
-        )
-    print(
-        f"{config['trace']}: {config['jobs_replayed']:,} jobs on {config['procs']} processors, "
-        f"offered load {config['offered_load']:.3f}"
-        + (
-            f" (scale factor {config['scale_factor']:.4g}; "
-            f"original {config['offered_load_original']:.3f})"
-            if config["scale_factor"] != 1.0
-            else ""
-        )
-    )
 
 
 # -- entry point -----------------------------------------------------------------------------
@@ -200,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sitesim {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    _add_replay(commands)
+    for command in (replay, analyze, profile):
+        command.add_parser(commands)
     return parser
 
 

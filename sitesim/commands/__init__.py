@@ -1,0 +1,1 @@
+"""The ``sitesim`` commands, one module each; :mod:`sitesim.cli` registers them."""

@@ -1,0 +1,152 @@
+"""``sitesim analyze``: the user-behaviour analysis of users.md §6."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from sitesim.activity import THINK_DEFINITIONS, decompose
+from sitesim.analysis import RESPONSE_BINS, SLOWDOWN_BINS, analyze
+from sitesim.commands.arguments import positive_float
+from sitesim.output import atomic_write, to_json
+from sitesim.report import table
+from sitesim.swf import read_swf
+
+EPILOG = """\
+examples:
+  sitesim analyze ../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz
+  sitesim analyze ../shared/traces/{SDSC-SP2,CTC-SP2,KTH-SP2}*.swf.gz --out analysis
+
+For each trace and for all traces combined (each trace weighing the same), on the think time
+that follows each job (next submission minus this job's end, per user):
+
+  1. think-time distribution, negative ones included (think_cdf.png)
+  2. median positive think time per response bin R1 0-5, R2 5-15, R3 15-45, R4 45-135,
+     R5 >135 min, and per slowdown bin S1 <1.41, S2 <2, S3 <4, S4 <16, S5 >16
+     (think_by_bins.png)
+  3. the R x S table of those medians, combined (rs_table.png)
+  4. per response bin, P(continue) = share of positive think times within the session
+     threshold, and the fitted p = a / (b r + 1), r in minutes (continue_probability.png)
+  5. the same for jobs that waited <= 5 min (W) and ran <= 5 min (E) (expectations.png)
+  6. one dot per week: jobs submitted vs mean node-seconds (weekly_scatter.png)
+
+With --out, analysis.json holds every number and the PNG figures are written beside it.
+"""
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "analyze",
+        help="uncover user behaviour (think times, sessions, feedback) from SWF traces",
+        description="Analyse how the service a job got shapes what its user does next.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help="SWF trace(s)")
+    p.add_argument(
+        "--think",
+        choices=THINK_DEFINITIONS,
+        default="last",
+        help="think time measured from the end of the previous job (last, default), the "
+        "latest end in the session (max), or the previous submission (arrival)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=positive_float,
+        default=20.0,
+        metavar="MIN",
+        help="session threshold in minutes (default 20)",
+    )
+    p.add_argument("--out", type=Path, metavar="DIR", help="write analysis.json and figures here")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    activities = [
+        decompose(read_swf(path), definition=args.think, threshold=args.threshold * 60.0)
+        for path in args.traces
+    ]
+    result = analyze(activities)
+    for name, data in result["traces"].items():
+        print(describe(name, data))
+        print()
+    if len(activities) > 1:
+        print(describe("combined (each trace weighs the same)", result["combined"]))
+        print()
+    print(rs_table(result["combined"]))
+    if args.out is not None:
+        from sitesim.plots import analysis_figures  # matplotlib only when figures are wanted
+
+        atomic_write(args.out / "analysis.json", to_json(result))
+        figures = analysis_figures(activities, result, args.out)
+        print(f"\nanalysis.json and {len(figures)} figures written to {args.out}")
+    return 0
+
+
+def _fit(fit: dict[str, float]) -> str:
+    if not math.isfinite(fit["a"]):
+        return "no fit (too few bins)"
+    return (
+        f"p = {fit['a']:.3f} / ({fit['b']:.4f} r + 1), R² {fit['r2']:.3f}, RMSE {fit['rmse']:.3f}"
+    )
+
+
+def describe(name: str, data: dict[str, Any]) -> str:
+    """The printed report of one trace (or the combination)."""
+    lines = [f"== {name}"]
+    if "jobs" in data:
+        excluded = ", ".join(f"{k} {v:,}" for k, v in data["excluded"].items()) or "none"
+        lines.append(
+            f"{data['jobs']:,} jobs of {data['users']:,} users (excluded: {excluded}); "
+            f"{data['clock']}"
+        )
+    think = data["think"]
+    lines.append(
+        f"think times: {100 * think['negative_fraction']:.1f}% negative, "
+        f"{100 * think['within_threshold_fraction']:.1f}% within the session threshold, "
+        f"median {think['quantiles_min']['p50']:.1f} min"
+    )
+    w = {row["bin"]: row for row in data["expectations"]["W"]}
+    e = {row["bin"]: row for row in data["expectations"]["E"]}
+    rows = [
+        [
+            row["bin"],
+            row["jobs"],
+            row["median_response_min"],
+            row["median_think_min"],
+            row["continue_probability"],
+            w[row["bin"]]["continue_probability"],
+            e[row["bin"]]["continue_probability"],
+        ]
+        for row in data["response_bins"]
+    ]
+    header = ("Bin", "Jobs", "Resp(min)", "Think(min)", "P(cont)", "W P(cont)", "E P(cont)")
+    lines.append(table(header, rows))
+    lines.append(f"continue fit: {_fit(data['continue_fit'])}")
+    lines.append(
+        f"  W (waited <= 5 min): {_fit(data['expectations']['W_fit'])}\n"
+        f"  E (ran <= 5 min):    {_fit(data['expectations']['E_fit'])}"
+    )
+    slow = [
+        [row["bin"], row["jobs"], row["median_slowdown"], row["median_think_min"]]
+        for row in data["slowdown_bins"]
+    ]
+    lines.append(table(("Bin", "Jobs", "Slowdown", "Think(min)"), slow))
+    if "weekly" in data:
+        week = data["weekly"]
+        lines.append(
+            f"weekly: {week['weeks']} weeks; jobs vs mean node-seconds per job: "
+            f"Spearman rho {week['spearman_rho']:.3f} (p = {week['spearman_p']:.2g})"
+        )
+    return "\n".join(lines)
+
+
+def rs_table(combined: dict[str, Any]) -> str:
+    """The combined R×S table of median think times (minutes)."""
+    medians = combined["rs_median_think_min"]
+    rows = [[r, *medians[i]] for i, r in enumerate(RESPONSE_BINS)]
+    return "median think time (min) by response (rows) and slowdown (columns), combined:\n" + table(
+        ("", *SLOWDOWN_BINS), rows
+    )

@@ -1,0 +1,58 @@
+"""Argument types and helpers shared by the commands."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import Any
+
+from sitesim.errors import ConfigError
+from sitesim.schedulers import REGISTRY, Scheduler, create, parameters
+
+
+def number(low: float, *, above: bool = False, whole: bool = False) -> Callable[[str], Any]:
+    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``)."""
+    kind = "a whole number" if whole else "a finite number"
+    relation = ">" if above else ">="
+
+    def parse(text: str) -> Any:
+        try:
+            value = int(text) if whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not math.isfinite(value) or not (value > low if above else value >= low):
+            raise argparse.ArgumentTypeError(f"must be {kind} {relation} {low:g}, got {text}")
+        return value
+
+    return parse
+
+
+positive_float = number(0, above=True)
+non_negative_float = number(0)
+positive_int = number(1, whole=True)
+
+
+def scheduler_names(text: str) -> list[str]:
+    """Comma-separated scheduler names, checked against the registry."""
+    names = [name.strip().upper() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in REGISTRY]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown scheduler {', '.join(unknown) or repr(text)}; "
+            f"choose from {', '.join(REGISTRY)}"
+        )
+    return names
+
+
+def schedulers(names: list[str], params: dict[str, Any]) -> list[Scheduler]:
+    """Create each scheduler, giving it those of ``params`` (set by the user) it takes."""
+    given = {key: value for key, value in params.items() if value is not None}
+    for key in given:
+        if not any(key in parameters(name) for name in names):
+            takers = [name for name in REGISTRY if key in parameters(name)]
+            raise ConfigError(f"--{key} applies to {', '.join(takers)}, not {', '.join(names)}")
+    return [
+        create(name, **{key: value for key, value in given.items() if key in parameters(name)})
+        for name in names
+    ]

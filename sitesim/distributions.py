@@ -1,0 +1,222 @@
+"""Empirical distributions: the building blocks of a workload profile.
+
+Two kinds, both small, validated at construction, printable, and sampled in vectorized blocks:
+
+- :class:`Discrete`: values with probabilities (job sizes, batch widths, repetition counts);
+- :class:`Quantiles`: a continuous distribution as a quantile table, sampled by inverse CDF
+  with linear interpolation between the tabulated points (runtimes, think times, gaps).
+
+Both are built from (optionally weighted) samples with :meth:`Discrete.fit` and
+:meth:`Quantiles.fit`, and round-trip through plain dicts for JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from sitesim.errors import ConfigError, require
+
+#: Default probability grid of a quantile table: every 0.2 %, plus finer tails.
+DEFAULT_GRID = np.unique(np.concatenate([np.linspace(0, 1, 501), [0.0001, 0.0005, 0.9995, 0.9999]]))
+
+
+def _weights(values: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    if weights is None:
+        return np.ones(len(values))
+    weights = np.asarray(weights, dtype=np.float64)
+    require(weights.shape == values.shape, "weights must match the values one to one")
+    require(bool((weights >= 0).all()), "weights must be >= 0")
+    return weights
+
+
+class Discrete:
+    """A distribution over a finite set of values.
+
+    Args:
+        values: the distinct values, ascending.
+        probabilities: their probabilities (>= 0; normalized to sum 1).
+    """
+
+    __slots__ = ("_cumulative", "probabilities", "values")
+
+    def __init__(self, values: Any, probabilities: Any) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        probabilities = np.asarray(probabilities, dtype=np.float64)
+        require(values.ndim == 1 and len(values) > 0, "a discrete distribution needs values")
+        require(values.shape == probabilities.shape, "values and probabilities differ in length")
+        require(bool(np.isfinite(values).all()), "values must be finite")
+        require(bool((np.diff(values) > 0).all()), "values must be distinct and ascending")
+        require(
+            bool((probabilities >= 0).all()) and probabilities.sum() > 0,
+            "probabilities must be >= 0 and not all 0",
+        )
+        self.values = values
+        self.probabilities = normalized(probabilities)
+        self._cumulative = np.cumsum(self.probabilities)
+        self._cumulative[-1] = 1.0
+
+    @classmethod
+    def fit(cls, samples: Any, weights: Any = None) -> Discrete:
+        """The (weighted) empirical distribution of ``samples``."""
+        samples = np.asarray(samples, dtype=np.float64)
+        require(len(samples) > 0, "cannot fit a distribution to no samples")
+        values, index = np.unique(samples, return_inverse=True)
+        mass = np.bincount(index, weights=_weights(samples, weights), minlength=len(values))
+        return cls(values, mass)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` independent draws."""
+        index = np.searchsorted(self._cumulative, rng.random(n), side="right")
+        return self.values[np.minimum(index, len(self.values) - 1)]
+
+    def restricted(self, high: float) -> Discrete:
+        """The distribution conditioned on values <= ``high`` (e.g. sizes <= the machine)."""
+        keep = self.values <= high
+        if not keep.any() or self.probabilities[keep].sum() == 0:
+            raise ConfigError(f"no value of {self!r} is <= {high:g}")
+        return Discrete(self.values[keep], self.probabilities[keep])
+
+    def cdf(self, x: Any) -> np.ndarray:
+        """P(X <= x)."""
+        index = np.searchsorted(self.values, np.asarray(x, dtype=np.float64), side="right")
+        return np.where(index > 0, self._cumulative[np.maximum(index - 1, 0)], 0.0)
+
+    @property
+    def mean(self) -> float:
+        return float(self.values @ self.probabilities)
+
+    @property
+    def mode(self) -> float:
+        return float(self.values[np.argmax(self.probabilities)])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "discrete",
+            "values": [_number(v) for v in self.values.tolist()],
+            "probabilities": self.probabilities.tolist(),
+        }
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{v:g}" for v in self.values[:6])
+        more = ", ..." if len(self.values) > 6 else ""
+        return (
+            f"Discrete(values=[{shown}{more}], n={len(self.values)}, mode={self.mode:g}, "
+            f"mean={self.mean:.4g})"
+        )
+
+
+class Quantiles:
+    """A continuous distribution given by its quantile table.
+
+    ``x[i]`` is the ``p[i]`` quantile; ``p`` runs from 0 to 1, strictly increasing, and ``x`` is
+    non-decreasing. Sampling draws u ~ U(0, 1) and interpolates linearly.
+    """
+
+    __slots__ = ("p", "x")
+
+    def __init__(self, p: Any, x: Any) -> None:
+        p = np.asarray(p, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float64)
+        require(p.ndim == 1 and len(p) >= 2, "a quantile table needs at least two points")
+        require(p.shape == x.shape, "p and x differ in length")
+        require(p[0] == 0.0 and p[-1] == 1.0, "quantile probabilities must run from 0 to 1")
+        require(bool((np.diff(p) > 0).all()), "quantile probabilities must increase strictly")
+        require(bool(np.isfinite(x).all()), "quantiles must be finite")
+        require(bool((np.diff(x) >= 0).all()), "quantiles must not decrease")
+        self.p = p
+        self.x = x
+
+    @classmethod
+    def fit(cls, samples: Any, weights: Any = None, grid: Any = DEFAULT_GRID) -> Quantiles:
+        """The quantile table of the (weighted) samples at probabilities ``grid``.
+
+        The weighted empirical CDF puts each sample at the middle of its weight's step; the
+        extreme quantiles are the smallest and largest samples.
+        """
+        samples = np.asarray(samples, dtype=np.float64)
+        require(len(samples) > 0, "cannot fit a distribution to no samples")
+        weights = _weights(samples, weights)
+        order = np.argsort(samples, kind="stable")
+        values, w = samples[order], weights[order]
+        cumulative = np.cumsum(w)
+        require(cumulative[-1] > 0, "weights must not all be 0")
+        position = (cumulative - w / 2) / cumulative[-1]
+        grid = np.asarray(grid, dtype=np.float64)
+        x = np.interp(grid, position, values)
+        x[0], x[-1] = values[0], values[-1]
+        return cls(grid, np.maximum.accumulate(x))
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` independent draws."""
+        return np.interp(rng.random(n), self.p, self.x)
+
+    def quantile(self, q: Any) -> np.ndarray:
+        return np.interp(np.asarray(q, dtype=np.float64), self.p, self.x)
+
+    def cdf(self, x: Any) -> np.ndarray:
+        """P(X <= x), the inverse of the interpolated quantile function.
+
+        At a flat stretch of the table (an atom, many equal samples) it is the stretch's top.
+        """
+        x = np.asarray(x, dtype=np.float64)
+        above = np.searchsorted(self.x, x, side="right")  # table points <= x
+        k = np.clip(above, 1, len(self.x) - 1)
+        low, high = self.x[k - 1], self.x[k]
+        frac = np.clip((x - low) / np.where(high > low, high - low, 1.0), 0.0, 1.0)
+        inside = self.p[k - 1] + frac * (self.p[k] - self.p[k - 1])
+        return np.where(above == 0, 0.0, np.where(above == len(self.x), 1.0, inside))
+
+    @property
+    def mean(self) -> float:
+        """∫ Q(u) du of the piecewise-linear quantile function."""
+        return float(np.sum(np.diff(self.p) * (self.x[1:] + self.x[:-1]) / 2))
+
+    @property
+    def median(self) -> float:
+        return float(self.quantile(0.5))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "quantiles",
+            "p": self.p.tolist(),
+            "x": [_number(v) for v in self.x.tolist()],
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Quantiles(points={len(self.p)}, min={self.x[0]:.4g}, median={self.median:.4g}, "
+            f"max={self.x[-1]:.4g}, mean={self.mean:.4g})"
+        )
+
+
+Distribution = Discrete | Quantiles
+
+
+def from_dict(data: Mapping[str, Any], where: str = "distribution") -> Distribution:
+    """A distribution from :meth:`to_dict` output; errors name ``where``."""
+    try:
+        kind = data["kind"]
+        if kind == "discrete":
+            return Discrete(data["values"], data["probabilities"])
+        if kind == "quantiles":
+            return Quantiles(data["p"], data["x"])
+    except KeyError as err:
+        raise ConfigError(f"{where}: missing key {err}") from None
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{where}: {err}") from None
+    raise ConfigError(f"{where}: unknown kind {kind!r} (expected 'discrete' or 'quantiles')")
+
+
+def normalized(weights: np.ndarray) -> np.ndarray:
+    """``weights`` scaled to sum 1 (left alone when they already do, so JSON round trips
+    are exact)."""
+    total = weights.sum()
+    return weights if abs(total - 1.0) <= 1e-12 else weights / total
+
+
+def _number(v: float) -> float | int:
+    """Whole numbers as int (compact JSON), others exactly."""
+    return int(v) if float(v).is_integer() else v

@@ -1,0 +1,283 @@
+"""Workload profiles: every empirical distribution the user models draw from (users.md §5).
+
+A profile is built from one or more SWF traces (:func:`build_profile`, ``sitesim profile``),
+giving each trace **equal weight** so a huge trace does not drown the others, and is stored as a
+small JSON file. sitesim ships a default profile (:func:`default_profile`) built from the real
+traces of the original study; ``scripts/build_default_profile.sh`` rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sitesim.activity import BREAK_MAX, SESSION_THRESHOLD, Activity, ThinkDefinition, decompose
+from sitesim.distributions import Discrete, Quantiles, from_dict, normalized
+from sitesim.errors import ConfigError, SitesimError
+from sitesim.output import atomic_write, to_json
+from sitesim.swf import SWFTrace
+
+FORMAT, VERSION = "sitesim-profile", 1
+#: Runtime tables conditioned on size are kept per power-of-two size class with at least this
+#: many jobs; other classes fall back to the overall runtime table.
+MIN_CLASS_JOBS = 200
+
+
+def size_class(size: Any) -> np.ndarray:
+    """Power-of-two class of each size: the smallest 2**k >= size (1, 2, 4, 8, ...)."""
+    size = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
+    return np.exp2(np.ceil(np.log2(size))).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class WorkloadProfile:
+    """The empirical distributions of a workload (times in seconds).
+
+    Attributes:
+        sizes: processors per job (discrete; restrict to the machine with ``restricted(N)``).
+        runtimes: actual runtimes.
+        runtimes_by_size: runtime tables per power-of-two size class (for correlated draws).
+        size_repetitions: how many successive jobs of a user keep the same size.
+        batch_widths: jobs per batch.
+        inter_submission: gaps between submissions inside a batch.
+        think_short: think times in (0, 20 min] between batches of a session.
+        breaks: think times in (20 min, 8 h] between sessions.
+        estimate_ratios: requested time / runtime.
+        waits: waits in the source traces.
+        max_estimate: the longest requested time in the sources (caps estimates).
+        daily: share of submissions per hour of the day (24, local time).
+        weekly: share of submissions per day of the week (7, Monday first).
+        sources: name, sha256, job counts, users and machine size of each source trace.
+        settings: how the traces were decomposed (think definition, thresholds).
+    """
+
+    sizes: Discrete
+    runtimes: Quantiles
+    runtimes_by_size: dict[int, Quantiles]
+    size_repetitions: Discrete
+    batch_widths: Discrete
+    inter_submission: Quantiles
+    think_short: Quantiles
+    breaks: Quantiles
+    estimate_ratios: Quantiles
+    waits: Quantiles
+    max_estimate: float
+    daily: np.ndarray
+    weekly: np.ndarray
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    DISCRETE = ("sizes", "size_repetitions", "batch_widths")
+    QUANTILES = (
+        "runtimes", "inter_submission", "think_short", "breaks", "estimate_ratios", "waits",
+    )  # fmt: skip
+    DISTRIBUTIONS = DISCRETE + QUANTILES
+
+    @property
+    def machine_sizes(self) -> list[int]:
+        return [int(s["procs"]) for s in self.sources if s.get("procs")]
+
+    def runtime_table(self, size: int) -> Quantiles:
+        """Runtimes of jobs of this size's class (the overall table if the class is rare)."""
+        return self.runtimes_by_size.get(int(size_class(size)), self.runtimes)
+
+    # -- JSON ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "sources": self.sources,
+            "settings": self.settings,
+            "max_estimate": self.max_estimate,
+            "daily": self.daily.tolist(),
+            "weekly": self.weekly.tolist(),
+            "distributions": {name: getattr(self, name).to_dict() for name in self.DISTRIBUTIONS},
+            "runtimes_by_size": {str(k): q.to_dict() for k, q in self.runtimes_by_size.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "profile") -> WorkloadProfile:
+        """A profile from :meth:`to_dict` output, validated; errors name ``where``."""
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise ConfigError(f"{where}: not a sitesim workload profile (no 'format': '{FORMAT}')")
+        if data.get("version") != VERSION:
+            raise ConfigError(
+                f"{where}: profile version {data.get('version')!r}; this sitesim reads {VERSION}"
+            )
+        try:
+            dists = data["distributions"]
+            kwargs: dict[str, Any] = {
+                name: _typed(kind, dists[name], f"{where}: distributions.{name}")
+                for names, kind in ((cls.DISCRETE, Discrete), (cls.QUANTILES, Quantiles))
+                for name in names
+            }
+            kwargs["runtimes_by_size"] = {
+                int(k): _typed(Quantiles, v, f"{where}: runtimes_by_size.{k}")
+                for k, v in data["runtimes_by_size"].items()
+            }
+            kwargs["daily"] = _shares(data["daily"], 24, f"{where}: daily")
+            kwargs["weekly"] = _shares(data["weekly"], 7, f"{where}: weekly")
+            kwargs["max_estimate"] = float(data["max_estimate"])
+            kwargs["sources"] = list(data["sources"])
+            kwargs["settings"] = dict(data["settings"])
+        except KeyError as err:
+            raise ConfigError(f"{where}: missing key {err}") from None
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"{where}: {err}") from None
+        if not (math.isfinite(kwargs["max_estimate"]) and kwargs["max_estimate"] > 0):
+            raise ConfigError(f"{where}: max_estimate must be > 0, got {kwargs['max_estimate']}")
+        return cls(**kwargs)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the profile as JSON, atomically."""
+        atomic_write(path, to_json(self.to_dict()))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> WorkloadProfile:
+        """Read and validate a profile JSON file."""
+        name = os.fspath(path)
+        try:
+            text = Path(name).read_text()
+        except OSError as err:
+            raise SitesimError(f"{name}: cannot read: {err.strerror or err}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"{name}: not valid JSON: {err}") from None
+        return cls.from_dict(data, where=name)
+
+    def __repr__(self) -> str:
+        names = ", ".join(str(s.get("name")) for s in self.sources)
+        return f"WorkloadProfile(sources=[{names}], sizes={self.sizes!r})"
+
+
+def _typed(kind: type[Any], data: Any, where: str) -> Any:
+    """The distribution stored in ``data``, which must be of ``kind``."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected an object, got {data!r}")
+    dist = from_dict(data, where)
+    if not isinstance(dist, kind):
+        raise ConfigError(f"{where}: must be {kind.__name__.lower()}, not {data.get('kind')!r}")
+    return dist
+
+
+def _shares(values: Any, length: int, where: str) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float64)
+    if array.shape != (length,) or not (array >= 0).all() or not array.sum() > 0:
+        raise ConfigError(f"{where}: expected {length} non-negative shares, got {values!r}")
+    return normalized(array)
+
+
+def default_profile() -> WorkloadProfile:
+    """The profile shipped with sitesim (see docs/reference/profiles.md)."""
+    text = resources.files("sitesim").joinpath("data/default_profile.json").read_text()
+    return WorkloadProfile.from_dict(json.loads(text), where="sitesim default profile")
+
+
+# -- building ---------------------------------------------------------------------------------
+def build_profile(
+    traces: Sequence[SWFTrace],
+    *,
+    definition: ThinkDefinition = "last",
+    threshold: float = SESSION_THRESHOLD,
+) -> WorkloadProfile:
+    """A profile from SWF traces, each trace with equal weight."""
+    if not traces:
+        raise ConfigError("a profile needs at least one trace")
+    activities = [decompose(t, definition=definition, threshold=threshold) for t in traces]
+    pooled = _Pool(activities)
+    sizes = pooled.samples(lambda a: a.size[a.size > 0])
+    classes = size_class(sizes.values)
+    runtimes_by_size = {}
+    for cls_ in np.unique(classes).tolist():
+        pick = classes == cls_
+        if pick.sum() >= MIN_CLASS_JOBS:
+            runtimes_by_size[int(cls_)] = Quantiles.fit(
+                pooled.runtime_of_sizes.values[pick], pooled.runtime_of_sizes.weights[pick]
+            )
+    estimates = np.concatenate([a.estimate[a.estimate > 0] for a in activities])
+    return WorkloadProfile(
+        sizes=Discrete.fit(sizes.values, sizes.weights),
+        runtimes=pooled.quantiles(lambda a: a.runtime),
+        runtimes_by_size=runtimes_by_size,
+        size_repetitions=pooled.discrete(lambda a: a.size_repetitions),
+        batch_widths=pooled.discrete(lambda a: a.widths),
+        inter_submission=pooled.quantiles(lambda a: a.inter_submission),
+        think_short=pooled.quantiles(lambda a: a.short_thinks),
+        breaks=pooled.quantiles(lambda a: a.breaks),
+        estimate_ratios=pooled.quantiles(lambda a: a.estimate_ratios),
+        waits=pooled.quantiles(lambda a: a.wait),
+        max_estimate=float(estimates.max()) if len(estimates) else float(pooled.max_runtime),
+        daily=pooled.shares(lambda a: np.bincount(a.hour, minlength=24)),
+        weekly=pooled.shares(lambda a: np.bincount(a.weekday, minlength=7)),
+        sources=[_source(t, a) for t, a in zip(traces, activities, strict=True)],
+        settings={
+            "think_definition": definition,
+            "session_threshold_s": threshold,
+            "break_max_s": BREAK_MAX,
+            "weighting": "equal weight per trace",
+            "runtimes_by_size": f"power-of-two size classes with >= {MIN_CLASS_JOBS} jobs",
+        },
+    )
+
+
+@dataclass
+class _Weighted:
+    values: np.ndarray
+    weights: np.ndarray
+
+
+class _Pool:
+    """Samples from several traces, each trace's samples sharing a total weight of 1."""
+
+    def __init__(self, activities: list[Activity]) -> None:
+        self.activities = activities
+        self.runtime_of_sizes = self.samples(lambda a: a.runtime[a.size > 0])
+        self.max_runtime = max(float(a.runtime.max()) for a in activities)
+
+    def samples(self, pick: Any) -> _Weighted:
+        values, weights = [], []
+        for activity in self.activities:
+            sample = np.asarray(pick(activity), dtype=np.float64)
+            if len(sample):
+                values.append(sample)
+                weights.append(np.full(len(sample), 1.0 / len(sample)))
+        if not values:
+            raise SitesimError("the traces give no samples for a profile distribution")
+        return _Weighted(np.concatenate(values), np.concatenate(weights))
+
+    def quantiles(self, pick: Any) -> Quantiles:
+        s = self.samples(pick)
+        return Quantiles.fit(s.values, s.weights)
+
+    def discrete(self, pick: Any) -> Discrete:
+        s = self.samples(pick)
+        return Discrete.fit(s.values, s.weights)
+
+    def shares(self, counts: Any) -> np.ndarray:
+        total = np.zeros(len(counts(self.activities[0])))
+        for activity in self.activities:
+            c = np.asarray(counts(activity), dtype=np.float64)
+            total += c / c.sum()
+        return total / total.sum()
+
+
+def _source(trace: SWFTrace, activity: Activity) -> dict[str, Any]:
+    return {
+        "name": Path(trace.name).name,
+        "sha256": trace.sha256,
+        "jobs": len(trace),
+        "jobs_used": len(activity),
+        "jobs_excluded": activity.excluded,
+        "users": activity.users,
+        "procs": trace.max_procs,
+        "clock": activity.clock,
+    }
