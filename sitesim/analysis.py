@@ -45,7 +45,8 @@ THINK_GRID = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
 
 
 class Followed:
-    """Each job with the think time that follows it, and a weight (equal per trace)."""
+    """Each job with the think time that follows it, and a weight: the traces are mixed in
+    equal parts, every trace's jobs carrying a total weight of 1."""
 
     def __init__(self, activities: Sequence[Activity]) -> None:
         parts = [a for a in activities if len(a)]
@@ -201,7 +202,7 @@ def weekly(activity: Activity) -> dict[str, Any]:
     used = jobs > 0
     mean_area = total[used] / jobs[used]
     rho, p_value = (math.nan, math.nan)
-    if used.sum() >= 3:
+    if used.sum() >= 3 and np.ptp(jobs[used]) > 0 and np.ptp(mean_area) > 0:
         result = stats.spearmanr(jobs[used], mean_area)
         rho, p_value = float(result.statistic), float(result.pvalue)
     return {

@@ -194,7 +194,7 @@ def build_profile(
         raise ConfigError("a profile needs at least one trace")
     activities = [decompose(t, definition=definition, threshold=threshold) for t in traces]
     pooled = _Pool(activities)
-    sizes = pooled.samples(lambda a: a.size[a.size > 0])
+    sizes = pooled.samples(lambda a: a.size[a.size > 0], "job sizes")
     classes = size_class(sizes.values)
     runtimes_by_size = {}
     for cls_ in np.unique(classes).tolist():
@@ -206,15 +206,19 @@ def build_profile(
     estimates = np.concatenate([a.estimate[a.estimate > 0] for a in activities])
     return WorkloadProfile(
         sizes=Discrete.fit(sizes.values, sizes.weights),
-        runtimes=pooled.quantiles(lambda a: a.runtime),
+        runtimes=pooled.quantiles(lambda a: a.runtime, "runtimes"),
         runtimes_by_size=runtimes_by_size,
-        size_repetitions=pooled.discrete(lambda a: a.size_repetitions),
-        batch_widths=pooled.discrete(lambda a: a.widths),
-        inter_submission=pooled.quantiles(lambda a: a.inter_submission),
-        think_short=pooled.quantiles(lambda a: a.short_thinks),
-        breaks=pooled.quantiles(lambda a: a.breaks),
-        estimate_ratios=pooled.quantiles(lambda a: a.estimate_ratios),
-        waits=pooled.quantiles(lambda a: a.wait),
+        size_repetitions=pooled.discrete(lambda a: a.size_repetitions, "size repetitions"),
+        batch_widths=pooled.discrete(lambda a: a.widths, "batch widths"),
+        inter_submission=pooled.quantiles(
+            lambda a: a.inter_submission, "inter-submission times (no job overlaps another)"
+        ),
+        think_short=pooled.quantiles(lambda a: a.short_thinks, "think times in (0, threshold]"),
+        breaks=pooled.quantiles(lambda a: a.breaks, "breaks (think times in (threshold, 8 h])"),
+        estimate_ratios=pooled.quantiles(
+            lambda a: a.estimate_ratios, "estimate/runtime ratios (no requested times)"
+        ),
+        waits=pooled.quantiles(lambda a: a.wait, "waits"),
         max_estimate=float(estimates.max()) if len(estimates) else float(pooled.max_runtime),
         daily=pooled.shares(lambda a: np.bincount(a.hour, minlength=24)),
         weekly=pooled.shares(lambda a: np.bincount(a.weekday, minlength=7)),
@@ -240,10 +244,10 @@ class _Pool:
 
     def __init__(self, activities: list[Activity]) -> None:
         self.activities = activities
-        self.runtime_of_sizes = self.samples(lambda a: a.runtime[a.size > 0])
+        self.runtime_of_sizes = self.samples(lambda a: a.runtime[a.size > 0], "runtimes")
         self.max_runtime = max(float(a.runtime.max()) for a in activities)
 
-    def samples(self, pick: Any) -> _Weighted:
+    def samples(self, pick: Any, what: str = "a profile distribution") -> _Weighted:
         values, weights = [], []
         for activity in self.activities:
             sample = np.asarray(pick(activity), dtype=np.float64)
@@ -251,15 +255,15 @@ class _Pool:
                 values.append(sample)
                 weights.append(np.full(len(sample), 1.0 / len(sample)))
         if not values:
-            raise SitesimError("the traces give no samples for a profile distribution")
+            raise SitesimError(f"the traces give no samples of {what}")
         return _Weighted(np.concatenate(values), np.concatenate(weights))
 
-    def quantiles(self, pick: Any) -> Quantiles:
-        s = self.samples(pick)
+    def quantiles(self, pick: Any, what: str) -> Quantiles:
+        s = self.samples(pick, what)
         return Quantiles.fit(s.values, s.weights)
 
-    def discrete(self, pick: Any) -> Discrete:
-        s = self.samples(pick)
+    def discrete(self, pick: Any, what: str) -> Discrete:
+        s = self.samples(pick, what)
         return Discrete.fit(s.values, s.weights)
 
     def shares(self, counts: Any) -> np.ndarray:

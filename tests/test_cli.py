@@ -105,3 +105,57 @@ def test_help_is_complete(capsys):
     for option in ("--scheduler", "--alpha", "--scale", "--load", "--procs", "--estimates",
                    "--strict", "--out", "CONSERVATIVE", "examples:"):  # fmt: skip
         assert option in text
+
+
+def user_trace(tmp_path, name="users.swf", waits=True):  # type: ignore[no-untyped-def]
+    """Two users working in sessions: batches, short thinks and a break."""
+    lines, t = [], 0
+    for n in range(60):
+        user = 1 + n // 30
+        think = 4000 if n % 10 == 9 else (10 if n % 3 == 1 else 100 + 30 * (n % 7))
+        wait = 5 * (n % 5) if waits else -1
+        lines.append(
+            LINE.format(n=n + 1, t=t, r=60 + 10 * (n % 4), p=1 + n % 4, e=600)
+            .replace(" 1 1 1 -1 0", f" 1 {user} 1 -1 0")
+            .replace(" -1 ", f" {wait} ", 1)
+        )
+        t += think
+    path = tmp_path / name
+    path.write_text(
+        "; MaxProcs: 4\n; UnixStartTime: 893466664\n; TimeZoneString: US/Pacific\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    return path
+
+
+def test_analyze_prints_tables_and_writes_json_and_figures(tmp_path, capsys):
+    path = user_trace(tmp_path)
+    out = tmp_path / "an"
+    assert main(["analyze", str(path), str(path), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "== users.swf" in text and "== combined" in text
+    assert "continue fit:" in text and "median think time (min) by response" in text
+    data = json.loads((out / "analysis.json").read_text())
+    assert set(data) == {"settings", "traces", "combined"}
+    assert len(data["combined"]["rs_median_think_min"]) == 5
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert pngs == ["continue_probability.png", "expectations.png", "rs_table.png",
+                    "think_by_bins.png", "think_cdf.png", "weekly_scatter.png"]  # fmt: skip
+    assert all((out / p).read_bytes()[:4] == b"\x89PNG" for p in pngs)
+
+
+def test_analyze_refuses_a_trace_without_waits(tmp_path, capsys):
+    code, msg = error_of(capsys, ["analyze", str(user_trace(tmp_path, waits=False))])
+    assert code == 2 and "no job has a known user, submit time, wait and runtime" in msg
+
+
+def test_profile_writes_a_loadable_profile(tmp_path, capsys):
+    from sitesim.profile import WorkloadProfile
+
+    out = tmp_path / "p.json"
+    assert main(["profile", str(user_trace(tmp_path)), "-o", str(out), "--threshold", "30"]) == 0
+    assert "profile written to" in capsys.readouterr().out
+    profile = WorkloadProfile.load(out)
+    assert profile.settings["session_threshold_s"] == 1800.0
+    assert profile.sources[0]["name"] == "users.swf" and profile.sources[0]["jobs"] == 60
