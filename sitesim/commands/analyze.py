@@ -7,9 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from sitesim.activity import THINK_DEFINITIONS, decompose
+from sitesim.activity import decompose
 from sitesim.analysis import RESPONSE_BINS, SLOWDOWN_BINS, analyze
-from sitesim.commands.arguments import positive_float
+from sitesim.commands.arguments import add_activity_options
 from sitesim.output import atomic_write, to_json
 from sitesim.report import table
 from sitesim.swf import read_swf
@@ -45,20 +45,7 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help="SWF trace(s)")
-    p.add_argument(
-        "--think",
-        choices=THINK_DEFINITIONS,
-        default="last",
-        help="think time measured from the end of the previous job (last, default), the "
-        "latest end in the session (max), or the previous submission (arrival)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=positive_float,
-        default=20.0,
-        metavar="MIN",
-        help="session threshold in minutes (default 20)",
-    )
+    add_activity_options(p)
     p.add_argument("--out", type=Path, metavar="DIR", help="write analysis.json and figures here")
     p.set_defaults(func=run)
 

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from sitesim.activity import THINK_DEFINITIONS
 from sitesim.errors import ConfigError
 from sitesim.schedulers import REGISTRY, Scheduler, create, parameters
 
@@ -56,3 +57,21 @@ def schedulers(names: list[str], params: dict[str, Any]) -> list[Scheduler]:
         create(name, **{key: value for key, value in given.items() if key in parameters(name)})
         for name in names
     ]
+
+
+def add_activity_options(parser: argparse.ArgumentParser) -> None:
+    """--think and --threshold: how traces are split into think times and sessions."""
+    parser.add_argument(
+        "--think",
+        choices=THINK_DEFINITIONS,
+        default="last",
+        help="think time measured from the end of the previous job (last, default), the "
+        "latest end in the session (max), or the previous submission (arrival)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=positive_float,
+        default=20.0,
+        metavar="MIN",
+        help="session threshold in minutes (default 20)",
+    )

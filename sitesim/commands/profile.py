@@ -6,8 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sitesim.activity import THINK_DEFINITIONS
-from sitesim.commands.arguments import positive_float
+from sitesim.commands.arguments import add_activity_options
 from sitesim.profile import WorkloadProfile, build_profile
 from sitesim.report import table
 from sitesim.swf import read_swf
@@ -35,19 +34,7 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help="SWF trace(s)")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="profile JSON")
-    p.add_argument(
-        "--think",
-        choices=THINK_DEFINITIONS,
-        default="last",
-        help="think-time definition (default last: from the end of the previous job)",
-    )
-    p.add_argument(
-        "--threshold",
-        type=positive_float,
-        default=20.0,
-        metavar="MIN",
-        help="session threshold in minutes (default 20)",
-    )
+    add_activity_options(p)
     p.set_defaults(func=run)
 
 
