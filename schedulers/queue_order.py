@@ -9,7 +9,8 @@ fit gets a reservation at its shadow time and later jobs may jump ahead if they 
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import islice
 from typing import Any
 
 from sitesim.job import Job
@@ -47,6 +48,8 @@ class FCFS(Scheduler):
         return self.queue
 
     def select(self, now: float, free: int, running: Running) -> list[Job]:
+        if free == 0 or not self.queue:
+            return []  # nothing can start
         queue = self.ordered(now)
         started: list[Job] = []
         for job in queue:
@@ -135,27 +138,47 @@ class EASY(FCFS):
     ) -> None:
         first = len(started)
         head = queue[first]
-        if started:  # jobs started in this pass return their processors at their estimates
-            running = sorted(running + [(now + j.estimate, j.id, j.size) for j in started])
-        shadow, extra = shadow_time(head.size, free, running)
+        shadow, extra = reserve(head, now, free, running, started)
         self.reservation = (head, shadow)
-        for k in range(first + 1, len(queue)):
-            job = queue[k]
-            size = job.size
-            if size > free:
-                continue
-            if now + job.estimate <= shadow:
-                pass  # done before the reserved job needs the processors
-            elif size <= extra:
-                extra -= size  # runs past the shadow time on processors the head won't need
-            else:
-                continue
-            started.append(job)
-            free -= size
-            if free == 0:
-                break
+        backfill_jobs(now, free, shadow, extra, started, islice(queue, first + 1, None))
 
     def params(self) -> dict[str, Any]:
         if self.priority is None:
             return {}
         return {"priority": getattr(self.priority, "__name__", repr(self.priority))}
+
+
+def reserve(
+    head: Job, now: float, free: int, running: Running, started: list[Job]
+) -> tuple[float, int]:
+    """EASY's reservation for ``head``, the first job in priority order that does not fit:
+    its shadow time and the extra processors free then beyond its need. The jobs in
+    ``started`` (started in this pass) return their processors at their estimates."""
+    if started:
+        running = sorted(running + [(now + j.estimate, j.id, j.size) for j in started])
+    return shadow_time(head.size, free, running)
+
+
+def backfill_jobs(
+    now: float, free: int, shadow: float, extra: int, started: list[Job], candidates: Iterable[Job]
+) -> None:
+    """EASY's backfilling rule, shared by every EASY-based scheduler.
+
+    Each candidate, in priority order, that fits now is started (appended to ``started``) if it
+    ends by its estimate no later than the shadow time, or if it uses no more than the extra
+    processors (which it then consumes).
+    """
+    for job in candidates:
+        size = job.size
+        if size > free:
+            continue
+        if now + job.estimate <= shadow:
+            pass  # done before the reserved job needs the processors
+        elif size <= extra:
+            extra -= size  # runs past the shadow time on processors the head won't need
+        else:
+            continue
+        started.append(job)
+        free -= size
+        if free == 0:
+            break

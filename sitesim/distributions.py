@@ -69,7 +69,11 @@ class Discrete:
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent draws."""
-        index = np.searchsorted(self._cumulative, rng.random(n), side="right")
+        return self.from_uniform(rng.random(n))
+
+    def from_uniform(self, u: np.ndarray) -> np.ndarray:
+        """The values at cumulative probabilities ``u`` (inverse CDF): one uniform, one draw."""
+        index = np.searchsorted(self._cumulative, u, side="right")
         return self.values[np.minimum(index, len(self.values) - 1)]
 
     def restricted(self, high: float) -> Discrete:
@@ -151,10 +155,14 @@ class Quantiles:
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` independent draws."""
-        return np.interp(rng.random(n), self.p, self.x)
+        return self.from_uniform(rng.random(n))
+
+    def from_uniform(self, u: np.ndarray) -> np.ndarray:
+        """The quantiles at probabilities ``u`` (inverse CDF): one uniform, one draw."""
+        return np.interp(u, self.p, self.x)
 
     def quantile(self, q: Any) -> np.ndarray:
-        return np.interp(np.asarray(q, dtype=np.float64), self.p, self.x)
+        return self.from_uniform(np.asarray(q, dtype=np.float64))
 
     def cdf(self, x: Any) -> np.ndarray:
         """P(X <= x), the inverse of the interpolated quantile function.

@@ -98,7 +98,51 @@ def summarize(records: np.ndarray, procs: int, window: tuple[float, float]) -> d
             "mean_slowdown": _mean(slowdown[cls]),
             "mean_bounded_slowdown": _mean(bounded[cls]),
         }
+    if len(sel) and (sel["session"] >= 0).any():
+        summary["users"] = user_metrics(sel, slowdown)
     return summary
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """One integer per (a, b) pair (both non-negative and below 2**31)."""
+    return a.astype(np.int64) * (1 << 31) + b.astype(np.int64)
+
+
+def user_metrics(sel: np.ndarray, slowdown: np.ndarray) -> dict[str, Any]:
+    """Sessions, batches and per-user statistics of site-level runs (jobs in the window)."""
+    user = sel["user"]
+    users, user_index = np.unique(user, return_inverse=True)
+    sessions = np.unique(_pairs(user, sel["session"]))
+    batches = np.unique(_pairs(user, sel["batch"]))
+    jobs = np.bincount(user_index)
+    per_user_sessions = np.bincount(np.searchsorted(users, sessions >> 31), minlength=len(users))
+    per_user_batches = np.bincount(np.searchsorted(users, batches >> 31), minlength=len(users))
+    response = np.bincount(user_index, weights=sel["response"]) / jobs
+    user_slowdown = np.bincount(user_index, weights=slowdown) / jobs
+    table = [
+        {
+            "user": u,
+            "jobs": n,
+            "sessions": ns,
+            "batches": nb,
+            "mean_response": r,
+            "mean_slowdown": sd,
+        }
+        for u, n, ns, nb, r, sd in zip(
+            users.tolist(), jobs.tolist(), per_user_sessions.tolist(), per_user_batches.tolist(),
+            response.tolist(), user_slowdown.tolist(), strict=True,
+        )
+    ]  # fmt: skip
+    return {
+        "users": len(users),
+        "sessions": len(sessions),
+        "batches": len(batches),
+        "jobs_per_session": len(sel) / len(sessions),
+        "jobs_per_batch": len(sel) / len(batches),
+        "sessions_per_user": len(sessions) / len(users),
+        "batches_per_user": len(batches) / len(users),
+        "per_user": table,
+    }
 
 
 def _mean(values: np.ndarray) -> float:

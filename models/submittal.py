@@ -1,0 +1,34 @@
+"""Job submittal: how a user submits jobs (users.md §2).
+
+A user works in *batches*: the batch submits its first job, then each further job after an
+inter-submission gap, without waiting for the earlier ones, and completes when its
+**last-submitted** job ends. Between batches of a session the user thinks for a time drawn from
+the profile's short think times, (0, 20 min].
+"""
+
+from __future__ import annotations
+
+from sitesim.profile import WorkloadProfile
+
+from .streams import Draws, stream
+
+
+class Submittal:
+    """A user's batch widths, inter-submission gaps and short think times (seconds)."""
+
+    def __init__(self, profile: WorkloadProfile, seed: int, user: int) -> None:
+        self._width = Draws(stream(seed, user, "width"), profile.batch_widths.from_uniform)
+        self._gap = Draws(stream(seed, user, "gap"), profile.inter_submission.from_uniform)
+        self._think = Draws(stream(seed, user, "think"), profile.think_short.from_uniform)
+
+    def width(self) -> int:
+        """Jobs in the next batch."""
+        return int(self._width())
+
+    def gap(self) -> float:
+        """Seconds between two submissions of a batch."""
+        return self._gap()
+
+    def think(self) -> float:
+        """Seconds of thinking between two batches of a session."""
+        return self._think()

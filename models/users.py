@@ -1,0 +1,170 @@
+"""Simulated users: SimPy processes whose next job depends on how the last one was served.
+
+A user works in sessions of batches (users.md §2–§3). A batch submits its jobs with
+inter-submission gaps and completes when its last-submitted job ends; the user then thinks and
+submits the next batch. Sessions and batches are generator methods run inside the user's
+process (``yield from``): the same semantics as separate processes, without a process start
+event per batch.
+
+- :class:`StaticUser` (the simple model) is always active and never leaves: one endless session
+  with short think times between batches.
+- :class:`CompleteUser` (the enhanced model) adds session dynamics (continue with p_cont of the
+  last response, otherwise take a break and start a new session) and activity cycles (outside
+  the working window, sleep until the window opens, and start a new session there).
+
+Every job records the job it depended on, the last-submitted job of the previous batch of the
+same session, and the think time since that job's end (SWF fields 17 and 18).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from simpy.events import Event
+
+from sitesim.errors import require
+from sitesim.job import Job
+from sitesim.profile import WorkloadProfile
+
+from .cycles import ActivityCycle, CycleShares
+from .dynamics import PCONT_A, PCONT_B, SessionDynamics, check_pcont
+from .streams import stream
+from .submittal import Submittal
+from .workpool import EstimateModel, Workpool
+
+if TYPE_CHECKING:
+    from sitesim.site import Site
+
+ProcessGenerator = Generator[Event, Any, Any]
+UserKind = Literal["static", "complete"]
+
+
+@dataclass(frozen=True)
+class UserModel:
+    """Everything that defines the simulated users of a site-level run.
+
+    Attributes:
+        kind: ``"complete"`` (session dynamics and activity cycles) or ``"static"``.
+        pcont_a, pcont_b: p_cont(r) = a / (b r + 1), r in minutes.
+        cycles: shares of day and weekday workers, largest personal shift.
+        estimates: how users estimate runtimes.
+        correlated: draw runtimes conditioned on the size class.
+    """
+
+    kind: UserKind = "complete"
+    pcont_a: float = PCONT_A
+    pcont_b: float = PCONT_B
+    cycles: CycleShares = field(default_factory=CycleShares)
+    estimates: EstimateModel = field(default_factory=EstimateModel)
+    correlated: bool = False
+
+    def __post_init__(self) -> None:
+        require(
+            self.kind in ("static", "complete"),
+            f"user model must be 'static' or 'complete', got {self.kind!r}",
+        )
+        check_pcont(self.pcont_a, self.pcont_b)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["estimates"] = str(self.estimates)
+        return data
+
+    def users(
+        self, count: int, profile: WorkloadProfile, procs: int, seed: int
+    ) -> list[StaticUser]:
+        """Users 1..count of this model."""
+        require(count >= 1, f"users must be >= 1, got {count}")
+        kind = CompleteUser if self.kind == "complete" else StaticUser
+        return [kind(uid, profile, procs, seed, self) for uid in range(1, count + 1)]
+
+
+class StaticUser:
+    """Always active: an endless session of batches separated by short think times."""
+
+    def __init__(
+        self, uid: int, profile: WorkloadProfile, procs: int, seed: int, model: UserModel
+    ) -> None:
+        self.id = uid
+        self.workpool = Workpool(
+            profile, procs, seed, uid, correlated=model.correlated, estimates=model.estimates
+        )
+        self.submittal = Submittal(profile, seed, uid)
+        self.session = 0
+        self.batch = 0
+        self._batches_in_session = 0
+
+    def run(self, site: Site) -> ProcessGenerator:
+        """Submit batch after batch, thinking in between, until the horizon."""
+        previous: Job | None = None
+        while True:
+            last = yield from self.submit_batch(site, previous)
+            if last is None:
+                return
+            yield site.completion(last)
+            yield site.env.timeout(self.submittal.think())
+            previous = last
+
+    def submit_batch(self, site: Site, previous: Job | None) -> Generator[Event, Any, Job | None]:
+        """Submit one batch; return its last-submitted job (None if the horizon has passed).
+
+        Each job depends on ``previous``, the last-submitted job of the session's previous
+        batch (None for a session's first batch).
+        """
+        env = site.env
+        last = None
+        for k in range(self.submittal.width()):
+            if k:
+                yield env.timeout(self.submittal.gap())
+            if env.now >= site.horizon:
+                break
+            size, runtime, estimate = self.workpool.next_shape()
+            job = Job(size, runtime, estimate, user=self.id, session=self.session, batch=self.batch)
+            if previous is not None:
+                job.preceding = previous.id
+                job.think = env.now - previous.end
+            site.submit(job)
+            last = job
+        self.batch += 1
+        self._batches_in_session += 1
+        return last
+
+    def new_session(self) -> None:
+        """The next batch starts a new session (unless the current one is still empty)."""
+        if self._batches_in_session:
+            self.session += 1
+            self._batches_in_session = 0
+
+
+class CompleteUser(StaticUser):
+    """A user with session dynamics and activity cycles."""
+
+    def __init__(
+        self, uid: int, profile: WorkloadProfile, procs: int, seed: int, model: UserModel
+    ) -> None:
+        super().__init__(uid, profile, procs, seed, model)
+        self.dynamics = SessionDynamics(profile, seed, uid, model.pcont_a, model.pcont_b)
+        self.cycle = ActivityCycle.draw(stream(seed, uid, "cycle"), model.cycles)
+
+    def run(self, site: Site) -> ProcessGenerator:
+        """Work in sessions inside the user's windows; continue or leave after each batch."""
+        env = site.env
+        previous: Job | None = None
+        while True:
+            if not self.cycle.in_window(env.now):
+                yield env.timeout(self.cycle.next_open(env.now) - env.now)
+                self.new_session()
+                previous = None
+            last = yield from self.submit_batch(site, previous)
+            if last is None:
+                return
+            yield site.completion(last)
+            if self.dynamics.continues(last.response):
+                yield env.timeout(self.submittal.think())
+                previous = last
+            else:
+                yield env.timeout(self.dynamics.break_length())
+                self.new_session()
+                previous = None

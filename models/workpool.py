@@ -1,0 +1,121 @@
+"""The workpool: what a user's jobs look like (users.md §1).
+
+Two-level sampling captures the "locality of sampling" of real users, who resubmit the same job:
+
+1. draw a job *shape*: a size from the profile's size distribution restricted to sizes <= N
+   (the machine), and a runtime from the runtime distribution (or, with ``correlated=True``,
+   from the runtimes of jobs of that size's power-of-two class);
+2. draw a *repetition count* from the profile's size repetitions, and reuse the shape for that
+   many successive jobs of this user before drawing a new one.
+
+The estimate (requested time) is the runtime (``exact``, the default, as in the original study),
+a constant overestimation ``factor`` times it, or the runtime times a ``ratio`` drawn from the
+profile's requested/actual runtime ratios, capped at the profile's longest request. Estimates
+are never below :data:`sitesim.job.MIN_ESTIMATE`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from sitesim.errors import require
+from sitesim.job import MIN_ESTIMATE
+from sitesim.profile import WorkloadProfile
+
+from .streams import Draws, stream
+
+EstimateKind = Literal["exact", "factor", "ratio"]
+
+
+@dataclass(frozen=True)
+class EstimateModel:
+    """How users estimate runtimes: ``exact``, ``factor`` (× ``factor``) or profile ``ratio``."""
+
+    kind: EstimateKind = "exact"
+    factor: float = 1.0
+
+    def __post_init__(self) -> None:
+        require(
+            self.kind in ("exact", "factor", "ratio"),
+            f"estimate model must be exact, factor or ratio, got {self.kind!r}",
+        )
+        require(
+            math.isfinite(self.factor) and self.factor > 0,
+            f"estimate factor must be > 0, got {self.factor}",
+        )
+
+    @classmethod
+    def parse(cls, text: str) -> EstimateModel:
+        """``exact``, ``ratio`` or ``factor:F`` (e.g. ``factor:2``)."""
+        kind, _, value = text.partition(":")
+        if kind == "factor":
+            try:
+                return cls("factor", float(value))
+            except ValueError:
+                require(False, f"estimate model factor:F needs a number F > 0, got {text!r}")
+        require(not value, f"estimate model {kind!r} takes no value, got {text!r}")
+        return cls(kind)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"factor:{self.factor:g}" if self.kind == "factor" else self.kind
+
+
+class Workpool:
+    """The job shapes ``(size, runtime, estimate)`` of one user, in order.
+
+    Args:
+        profile: the workload profile.
+        procs: machine size; sizes are drawn from the sizes <= procs.
+        seed, user: select the user's random streams.
+        correlated: draw runtimes from the runtimes of the size's class.
+        estimates: the estimate model.
+    """
+
+    def __init__(
+        self,
+        profile: WorkloadProfile,
+        procs: int,
+        seed: int,
+        user: int,
+        *,
+        correlated: bool = False,
+        estimates: EstimateModel | None = None,
+    ) -> None:
+        self.profile = profile
+        self.correlated = correlated
+        self.estimates = estimates or EstimateModel()
+        self._size = Draws(stream(seed, user, "size"), profile.sizes.restricted(procs).from_uniform)
+        runtime_stream = stream(seed, user, "runtime")
+        self._runtime = Draws(runtime_stream, None if correlated else profile.runtimes.from_uniform)
+        self._repeat = Draws(
+            stream(seed, user, "repetition"), profile.size_repetitions.from_uniform
+        )
+        self._ratio = Draws(stream(seed, user, "estimate"), profile.estimate_ratios.from_uniform)
+        self._shape = (1, 0.0, MIN_ESTIMATE)
+        self._left = 0
+
+    def next_shape(self) -> tuple[int, float, float]:
+        """The shape of the user's next job."""
+        if self._left == 0:
+            self._shape = self._draw_shape()
+            self._left = int(self._repeat())
+        self._left -= 1
+        return self._shape
+
+    def _draw_shape(self) -> tuple[int, float, float]:
+        size = int(self._size())
+        if self.correlated:
+            table = self.profile.runtime_table(size)
+            runtime = float(table.from_uniform(self._runtime()))  # type: ignore[arg-type]
+        else:
+            runtime = self._runtime()
+        model = self.estimates
+        if model.kind == "exact":
+            estimate = runtime
+        elif model.kind == "factor":
+            estimate = runtime * model.factor
+        else:
+            estimate = min(runtime * self._ratio(), self.profile.max_estimate)
+        return size, runtime, max(estimate, MIN_ESTIMATE)
