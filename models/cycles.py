@@ -51,7 +51,7 @@ class ActivityCycle:
 
     day_worker: bool
     weekday_worker: bool
-    shift: float  # seconds
+    shift: float  # whole seconds
 
     @classmethod
     def draw(cls, rng: np.random.Generator, shares: CycleShares | None = None) -> ActivityCycle:
@@ -61,7 +61,7 @@ class ActivityCycle:
         return cls(
             day_worker=day < shares.day,
             weekday_worker=weekday < shares.weekday,
-            shift=(2 * shift - 1) * shares.max_shift_minutes * 60.0,
+            shift=round((2 * shift - 1) * shares.max_shift_minutes * 60.0),
         )
 
     def _window(self, day: int) -> tuple[float, float] | None:

@@ -18,7 +18,7 @@ import math
 from sitesim.errors import require
 from sitesim.profile import WorkloadProfile
 
-from .streams import Draws, stream
+from .streams import Draws, seconds, stream
 
 #: Defaults of p_cont(r) = a / (b r + 1).
 PCONT_A, PCONT_B = 0.8, 0.05
@@ -44,7 +44,7 @@ class SessionDynamics:
         check_pcont(a, b)
         self.a, self.b = a, b
         self._uniform = Draws(stream(seed, user, "continue"))
-        self._break = Draws(stream(seed, user, "break"), profile.breaks.from_uniform)
+        self._break = seconds(stream(seed, user, "break"), profile.breaks.from_uniform)
 
     def continues(self, response_seconds: float) -> bool:
         """One Bernoulli trial with p_cont of the response (converted to minutes here)."""

@@ -8,6 +8,10 @@ scheduler (common random numbers).
 
 A :class:`Draws` object hands out one value at a time from blocks computed in one NumPy call.
 Each value uses exactly one uniform number, so the values do not depend on the block size.
+
+Durations are drawn in whole seconds (:func:`seconds`): the profiles come from traces that count
+whole seconds, so the fractions an interpolated quantile table would add are not data. Every
+event time of a site-level run is then an exact integer, and its SWF output is plain SWF.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ def stream(seed: int, user: int, purpose: str) -> np.random.Generator:
 
 def _identity(u: np.ndarray) -> np.ndarray:
     return u
+
+
+def seconds(rng: np.random.Generator, inverse_cdf: Callable[[np.ndarray], np.ndarray]) -> Draws:
+    """Draws of a duration distribution, rounded to whole seconds."""
+    return Draws(rng, lambda u: np.rint(inverse_cdf(u)))
 
 
 class Draws:

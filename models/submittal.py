@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from sitesim.profile import WorkloadProfile
 
-from .streams import Draws, stream
+from .streams import Draws, seconds, stream
 
 
 class Submittal:
-    """A user's batch widths, inter-submission gaps and short think times (seconds)."""
+    """A user's batch widths, inter-submission gaps and short think times (whole seconds)."""
 
     def __init__(self, profile: WorkloadProfile, seed: int, user: int) -> None:
         self._width = Draws(stream(seed, user, "width"), profile.batch_widths.from_uniform)
-        self._gap = Draws(stream(seed, user, "gap"), profile.inter_submission.from_uniform)
-        self._think = Draws(stream(seed, user, "think"), profile.think_short.from_uniform)
+        self._gap = seconds(stream(seed, user, "gap"), profile.inter_submission.from_uniform)
+        self._think = seconds(stream(seed, user, "think"), profile.think_short.from_uniform)
 
     def width(self) -> int:
         """Jobs in the next batch."""

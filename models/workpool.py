@@ -11,7 +11,7 @@ Two-level sampling captures the "locality of sampling" of real users, who resubm
 The estimate (requested time) is the runtime (``exact``, the default, as in the original study),
 a constant overestimation ``factor`` times it, or the runtime times a ``ratio`` drawn from the
 profile's requested/actual runtime ratios, capped at the profile's longest request. Estimates
-are never below :data:`sitesim.job.MIN_ESTIMATE`.
+are never below :data:`sitesim.job.MIN_ESTIMATE`. Runtimes and estimates are whole seconds.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from sitesim.errors import require
 from sitesim.job import MIN_ESTIMATE
 from sitesim.profile import WorkloadProfile
 
-from .streams import Draws, stream
+from .streams import Draws, seconds, stream
 
 EstimateKind = Literal["exact", "factor", "ratio"]
 
@@ -88,7 +90,10 @@ class Workpool:
         self.estimates = estimates or EstimateModel()
         self._size = Draws(stream(seed, user, "size"), profile.sizes.restricted(procs).from_uniform)
         runtime_stream = stream(seed, user, "runtime")
-        self._runtime = Draws(runtime_stream, None if correlated else profile.runtimes.from_uniform)
+        if correlated:  # uniforms; the table depends on the size drawn
+            self._runtime = Draws(runtime_stream)
+        else:
+            self._runtime = seconds(runtime_stream, profile.runtimes.from_uniform)
         self._repeat = Draws(
             stream(seed, user, "repetition"), profile.size_repetitions.from_uniform
         )
@@ -106,16 +111,18 @@ class Workpool:
 
     def _draw_shape(self) -> tuple[int, float, float]:
         size = int(self._size())
+        runtime: float
         if self.correlated:
-            table = self.profile.runtime_table(size)
-            runtime = float(table.from_uniform(self._runtime()))  # type: ignore[arg-type]
+            u = np.array([self._runtime()])
+            runtime = float(np.rint(self.profile.runtime_table(size).from_uniform(u))[0])
         else:
             runtime = self._runtime()
         model = self.estimates
+        estimate: float
         if model.kind == "exact":
             estimate = runtime
         elif model.kind == "factor":
-            estimate = runtime * model.factor
+            estimate = round(runtime * model.factor)
         else:
-            estimate = min(runtime * self._ratio(), self.profile.max_estimate)
+            estimate = round(min(runtime * self._ratio(), self.profile.max_estimate))
         return size, runtime, max(estimate, MIN_ESTIMATE)

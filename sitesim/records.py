@@ -5,8 +5,8 @@ Columns (times in seconds; -1 or NaN where a value does not apply):
 ``id, user, size, submit, start, end, wait, response, runtime, estimate, state, killed, session,
 batch, preceding, think, priority, trace_row``
 
-``runtime`` is what the job really ran (its actual runtime cut at its estimate), so it is the
-runtime SWF field 4 holds and the one the metrics use.
+``runtime`` is what the job really ran (its actual runtime cut at its estimate, NaN if it never
+ended), so it is the runtime SWF field 4 holds and the one the metrics use.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ def job_records(jobs: Sequence[Job]) -> np.ndarray:
     rec["state"] = [int(job.state) for job in jobs]
     rec["wait"] = rec["start"] - rec["submit"]
     rec["response"] = rec["end"] - rec["submit"]
-    rec["runtime"] = rec["end"] - rec["start"]
+    ended = (rec["state"] == JobState.COMPLETED) | (rec["state"] == JobState.KILLED)
+    rec["runtime"] = np.where(ended, [job.duration for job in jobs], np.nan)
     rec["killed"] = rec["state"] == JobState.KILLED
     return rec
 

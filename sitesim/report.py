@@ -49,10 +49,8 @@ REPLAY_COLUMNS = (
 def replay_row(result: SiteResult) -> list[Any]:
     """One row of :data:`REPLAY_COLUMNS`."""
     s = result.summary
-    params = result.config.get("scheduler_params") or {}
-    name = result.config["scheduler"] + "".join(f" {k}={v:g}" for k, v in params.items())
     return [
-        name,
+        scheduler_label(result),
         s["jobs"],
         s["utilization"],
         s["throughput_per_hour"],
@@ -63,6 +61,42 @@ def replay_row(result: SiteResult) -> list[Any]:
         s["max_wait"] / 3600,
         s["makespan"] / 86400,
     ]
+
+
+RUN_COLUMNS = (
+    "Users", "Utilization", "Throughput(jobs/h)", "Jobs/Session", "Avg.Response(min)",
+    "Avg.Slowdown", "Scheduler",
+)  # fmt: skip
+
+
+def scheduler_label(result: SiteResult) -> str:
+    """The scheduler's name with its parameters, e.g. ``CREASY alpha=6000``."""
+    params = result.config.get("scheduler_params") or {}
+    return result.config["scheduler"] + "".join(f" {k}={v:g}" for k, v in params.items())
+
+
+def run_row(result: SiteResult) -> list[Any]:
+    """One row of :data:`RUN_COLUMNS` (spec README §5)."""
+    s = result.summary
+    users = s.get("users", {})
+    return [
+        result.config["users"],
+        s["utilization"],
+        s["throughput_per_hour"],
+        users.get("jobs_per_session", float("nan")),
+        s["response"]["mean"] / 60,
+        s["slowdown"]["mean"],
+        scheduler_label(result),
+    ]
+
+
+def users_csv(result: SiteResult) -> str:
+    """The per-user table of a site-level run as CSV."""
+    rows = result.summary.get("users", {}).get("per_user", [])
+    header = ["user", "jobs", "sessions", "batches", "mean_response", "mean_slowdown"]
+    lines = [",".join(header)]
+    lines.extend(",".join(str(row[k]) for k in header) for row in rows)
+    return "\n".join(lines) + "\n"
 
 
 def results_document(result: SiteResult) -> dict[str, Any]:
@@ -145,7 +179,12 @@ def _user_model(config: dict[str, Any]) -> str:
             f"open trace replay of {config.get('trace')} "
             f"(scale factor {config.get('scale_factor'):.6g}, estimates {config.get('estimates')})"
         )
-    return str(config.get("user_model", "unknown"))
+    model = config.get("user_model", {})
+    settings = ", ".join(f"{k}={v}" for k, v in model.items() if k != "kind")
+    return (
+        f"{config.get('users')} {model.get('kind')} users for {config.get('days'):g} days, "
+        f"{config.get('profile')}; {settings}"
+    )
 
 
 def write_outputs(out: str | Path, result: SiteResult, source: SWFTrace | None = None) -> Path:

@@ -1,0 +1,201 @@
+"""``sitesim run``: site-level simulation with users in the loop."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from sitesim.commands.arguments import (
+    non_negative_float,
+    positive_float,
+    positive_int,
+    scheduler_names,
+    schedulers,
+)
+from sitesim.errors import ConfigError
+from sitesim.models.cycles import CycleShares
+from sitesim.models.dynamics import PCONT_A, PCONT_B
+from sitesim.models.users import UserModel
+from sitesim.models.workpool import EstimateModel
+from sitesim.output import atomic_write, to_json
+from sitesim.profile import WorkloadProfile, default_profile
+from sitesim.progress import ProgressBar
+from sitesim.report import RUN_COLUMNS, run_row, table, users_csv, write_outputs
+from sitesim.schedulers import REGISTRY
+from sitesim.simulation import WARMUP_DAYS, simulate
+
+EPILOG = f"""\
+examples:
+  sitesim run --users 50-250 --step 50 --scheduler CREASY
+  sitesim run --users 10 --model static --scheduler FCFS,EASY --days 28 --out runs/static
+  sitesim run --users 100 --scheduler CREASY --alpha 3000 --estimates ratio --seed 7
+
+Each (user count, scheduler) gives one row: utilization, throughput (jobs submitted per hour),
+jobs per session, mean response (minutes), mean slowdown. Users submit for --days days, then the
+machine drains; metrics cover the jobs submitted after the warm-up ({WARMUP_DAYS:g} days by
+default). With --out, every run writes simulated.swf (fields 17/18 hold each job's preceding
+job and think time), results.json, jobs.csv and users.csv into its own folder, and
+summary.csv / summary.json hold the table.
+
+User models: "complete" users (default) continue a session after a job with response r
+minutes with probability p_cont = a / (b r + 1) (--pcont, default {PCONT_A} {PCONT_B}), take
+breaks, and work in day/night, weekday/weekend windows; "static" users never leave.
+"""
+
+
+def users_range(text: str) -> tuple[int, int]:
+    """``N`` or ``A-B`` (1 <= A <= B)."""
+    match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected N or A-B (e.g. 50-250), got {text!r}")
+    low = int(match.group(1))
+    high = int(match.group(2) or low)
+    if not 1 <= low <= high:
+        raise argparse.ArgumentTypeError(f"expected 1 <= A <= B, got {text!r}")
+    return low, high
+
+
+def estimate_model(text: str) -> EstimateModel:
+    try:
+        return EstimateModel.parse(text)
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "run",
+        help="site-level simulation: simulated users in the loop with the scheduler",
+        description="Simulate a site: users who submit jobs, wait for them, think, and "
+        "continue or leave depending on how fast their jobs come back.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--users", type=users_range, default=(50, 50), metavar="N|A-B", help="user counts"
+    )
+    p.add_argument(
+        "--step", type=positive_int, default=50, help="step of the user range (default 50)"
+    )
+    p.add_argument(
+        "--scheduler",
+        "-s",
+        type=scheduler_names,
+        default=["EASY"],
+        metavar="NAME[,NAME...]",
+        help=f"scheduler(s), comma-separated: {', '.join(REGISTRY)} (default EASY)",
+    )
+    p.add_argument(
+        "--alpha",
+        type=non_negative_float,
+        help="CREASY's criticality weight alpha >= 0 (default 6000; 0 is EASY)",
+    )
+    p.add_argument("--model", choices=("complete", "static"), default="complete", help="user model")
+    p.add_argument("--days", type=positive_float, default=182.0, help="horizon (default 182)")
+    p.add_argument(
+        "--warmup",
+        type=non_negative_float,
+        default=WARMUP_DAYS,
+        metavar="DAYS",
+        help=f"days left out of the metrics (default {WARMUP_DAYS:g})",
+    )
+    p.add_argument("--procs", type=positive_int, default=128, help="processors (default 128)")
+    p.add_argument(
+        "--profile", type=Path, metavar="FILE", help="workload profile (default: the shipped one)"
+    )
+    p.add_argument("--seed", type=int, default=1, help="root seed of every random stream (1)")
+    p.add_argument(
+        "--estimates",
+        type=estimate_model,
+        default=EstimateModel(),
+        metavar="exact|ratio|factor:F",
+        help="runtime estimates: exact (default), the profile's request ratios, or F x runtime",
+    )
+    p.add_argument(
+        "--correlated",
+        action="store_true",
+        help="draw runtimes from the runtimes of jobs of the same size class",
+    )
+    p.add_argument(
+        "--pcont",
+        type=float,
+        nargs=2,
+        metavar=("A", "B"),
+        default=(PCONT_A, PCONT_B),
+        help=f"p_cont(r) = A / (B r + 1), r in minutes (default {PCONT_A} {PCONT_B})",
+    )
+    p.add_argument(
+        "--day-share",
+        type=float,
+        default=CycleShares().day,
+        metavar="P",
+        help="share of day workers (default 0.7)",
+    )
+    p.add_argument(
+        "--weekday-share",
+        type=float,
+        default=CycleShares().weekday,
+        metavar="P",
+        help="share of weekday workers (default 0.8)",
+    )
+    p.add_argument("--out", type=Path, metavar="DIR", help="write each run's outputs here")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    low, high = args.users
+    counts = list(range(low, high + 1, args.step))
+    model = UserModel(
+        kind=args.model,
+        pcont_a=args.pcont[0],
+        pcont_b=args.pcont[1],
+        cycles=CycleShares(day=args.day_share, weekday=args.weekday_share),
+        estimates=args.estimates,
+        correlated=args.correlated,
+    )
+    if args.profile is None:
+        profile, profile_name = default_profile(), "sitesim default profile"
+    else:
+        profile, profile_name = WorkloadProfile.load(args.profile), str(args.profile)
+    names = args.scheduler
+    schedulers(names, {"alpha": args.alpha})  # check the parameters before the first run
+    total = len(counts) * len(names)
+    rows: list[list[Any]] = []
+    summaries: list[dict[str, Any]] = []
+    for count in counts:
+        for name in names:
+            (scheduler,) = schedulers([name], {"alpha": args.alpha})
+            label = f"run {len(rows) + 1}/{total}: {count} users, {name}"
+            with ProgressBar(label) as bar:
+                result = simulate(
+                    count,
+                    scheduler,
+                    model=model,
+                    procs=args.procs,
+                    days=args.days,
+                    profile=profile,
+                    profile_name=profile_name,
+                    seed=args.seed,
+                    warmup_days=args.warmup,
+                    progress=bar,
+                )
+            row = run_row(result)
+            rows.append(row)
+            summaries.append(dict(zip(RUN_COLUMNS, row, strict=True)))
+            if args.out is not None:
+                folder = write_outputs(args.out / f"users-{count:04d}-{name}", result)
+                atomic_write(folder / "users.csv", users_csv(result))
+    print(table(RUN_COLUMNS, rows))
+    if args.out is not None:
+        atomic_write(args.out / "summary.csv", _csv(summaries))
+        atomic_write(args.out / "summary.json", to_json(summaries))
+        print(f"outputs written to {args.out}")
+    return 0
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    header = list(rows[0])
+    lines = [",".join(header)] + [",".join(str(row[k]) for k in header) for row in rows]
+    return "\n".join(lines) + "\n"
