@@ -54,9 +54,11 @@ class EstimateModel:
         kind, _, value = text.partition(":")
         if kind == "factor":
             try:
-                return cls("factor", float(value))
+                factor = float(value)
             except ValueError:
-                require(False, f"estimate model factor:F needs a number F > 0, got {text!r}")
+                factor = math.nan
+            require(not math.isnan(factor), f"estimate model factor:F needs a number, got {text!r}")
+            return cls("factor", factor)
         require(not value, f"estimate model {kind!r} takes no value, got {text!r}")
         return cls(kind)  # type: ignore[arg-type]
 
@@ -104,12 +106,13 @@ class Workpool:
     def next_shape(self) -> tuple[int, float, float]:
         """The shape of the user's next job."""
         if self._left == 0:
-            self._shape = self._draw_shape()
+            self._shape = self.draw_shape()
             self._left = int(self._repeat())
         self._left -= 1
         return self._shape
 
-    def _draw_shape(self) -> tuple[int, float, float]:
+    def draw_shape(self) -> tuple[int, float, float]:
+        """A new shape (the first sampling level), without repetition."""
         size = int(self._size())
         runtime: float
         if self.correlated:

@@ -236,6 +236,8 @@ def format_swf(
 
 
 def _format_column(col: np.ndarray) -> list[str]:
+    if not len(col):
+        return []
     finite = np.isfinite(col)
     integral = finite & (col == np.floor(col))
     text = np.where(integral, col, -1).astype(np.int64).astype(str)
@@ -244,7 +246,7 @@ def _format_column(col: np.ndarray) -> list[str]:
         fractional = np.flatnonzero(finite & ~integral)
         text[fractional] = [repr(v) for v in col[fractional].tolist()]
         text = text.astype(str)
-    width = int(np.char.str_len(text).max()) if len(text) else 0
+    width = int(np.char.str_len(text).max())
     return list(np.char.rjust(text, width).tolist())
 
 

@@ -106,6 +106,12 @@ def test_unreadable_files(tmp_path):
         read_swf(tmp_path / "bad.swf.gz")
 
 
+def test_a_file_without_jobs_round_trips(tmp_path):
+    write_swf(tmp_path / "empty.swf", np.empty((0, 18)), ["Version: 2.2"])
+    trace = read_swf(tmp_path / "empty.swf")
+    assert len(trace) == 0 and trace.header == ["; Version: 2.2"]
+
+
 def test_writer_formats_integers_fractions_and_unknowns():
     data = np.full((1, 18), -1.0)
     data[0, :4] = [1, 2.5, np.nan, 3]

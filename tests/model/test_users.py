@@ -1,0 +1,145 @@
+"""Exact event logs of one simulated user on a tiny site, with scripted draws."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from sitesim.models.cycles import ActivityCycle
+from sitesim.models.users import CompleteUser, StaticUser, UserModel
+from sitesim.profile import default_profile
+from sitesim.schedulers import FCFS
+from sitesim.site import Site
+
+
+class Script:
+    """Returns the given values in turn (then repeats the last one)."""
+
+    def __init__(self, values: Iterable[object]) -> None:
+        self.values = list(values)
+        self.calls = 0
+
+    def __call__(self, *args: object) -> object:
+        value = self.values[min(self.calls, len(self.values) - 1)]
+        self.calls += 1
+        return value
+
+
+class ScriptedWorkpool:
+    def __init__(self, shapes):  # type: ignore[no-untyped-def]
+        self.next_shape = Script(shapes)
+
+
+class ScriptedSubmittal:
+    def __init__(self, widths, gaps, thinks):  # type: ignore[no-untyped-def]
+        self.width, self.gap, self.think = Script(widths), Script(gaps), Script(thinks)
+
+
+class ScriptedDynamics:
+    def __init__(self, decisions, breaks):  # type: ignore[no-untyped-def]
+        self.decisions = Script(decisions)
+        self.break_length = Script(breaks)
+        self.responses: list[float] = []
+
+    def continues(self, response: float) -> bool:
+        self.responses.append(response)
+        return bool(self.decisions())
+
+
+def scripted(kind, shapes, widths, gaps, thinks, **complete):  # type: ignore[no-untyped-def]
+    cls = CompleteUser if kind == "complete" else StaticUser
+    user = cls(7, default_profile(), 8, 1, UserModel(kind=kind))
+    user.workpool = ScriptedWorkpool(shapes)  # type: ignore[assignment]
+    user.submittal = ScriptedSubmittal(widths, gaps, thinks)  # type: ignore[assignment]
+    if kind == "complete":
+        user.dynamics = ScriptedDynamics(complete["decisions"], complete["breaks"])  # type: ignore[assignment]
+        user.cycle = complete.get("cycle", ActivityCycle(True, True, -7.5 * 3600))  # type: ignore[assignment]
+    return user
+
+
+def log(site):  # type: ignore[no-untyped-def]
+    """(id, submit, start, end, session, batch, preceding, think) of every job."""
+    return [
+        (j.id, j.submit, j.start, j.end, j.session, j.batch, j.preceding,
+         None if math.isnan(j.think) else j.think)
+        for j in site.jobs
+    ]  # fmt: skip
+
+
+def test_a_batch_waits_for_its_last_submitted_job():
+    # 8 processors. Batch 1: job 1 (8 procs, 100 s) at 0, job 2 (4 procs, 10 s) at 5: job 2
+    # waits for job 1 and ends at 110, after the first-submitted job. The next batch starts
+    # after job 2's end plus the 60 s think: at 170, depending on job 2.
+    user = scripted(
+        "static", shapes=[(8, 100, 100), (4, 10, 10), (2, 50, 50)], widths=[2, 1], gaps=[5],
+        thinks=[60],
+    )  # fmt: skip
+    site = Site(8, FCFS())
+    site.add_user(user)
+    site.run(until=171)
+    assert log(site) == [
+        (1, 0, 0, 100, 0, 0, -1, None),
+        (2, 5, 100, 110, 0, 0, -1, None),
+        (3, 170, 170, 220, 0, 1, 2, 60),
+    ]
+
+
+def test_a_batch_does_not_wait_for_its_earlier_jobs():
+    # job 1 runs 100 s, job 2 (submitted 5 s later) only 10 s: the batch ends at 15
+    user = scripted(
+        "static", shapes=[(4, 100, 100), (4, 10, 10), (1, 1, 1)], widths=[2, 1], gaps=[5],
+        thinks=[20],
+    )  # fmt: skip
+    site = Site(8, FCFS())
+    site.add_user(user)
+    site.run(until=36)
+    assert [(j.id, j.submit, j.end) for j in site.jobs] == [(1, 0, 100), (2, 5, 15), (3, 35, 36)]
+    assert site.jobs[2].preceding == 2 and site.jobs[2].think == 20
+
+
+def test_think_then_break():
+    # complete user, always in its window: after batch 1 it continues (think 60), after
+    # batch 2 it leaves (break 3600): batch 3 starts a new session without a dependency
+    user = scripted(
+        "complete", shapes=[(1, 30, 30)], widths=[1], gaps=[0], thinks=[60],
+        decisions=[True, False, True], breaks=[3600],
+        cycle=ActivityCycle(True, True, -7.5 * 3600),  # Monday 00:00-10:00
+    )  # fmt: skip
+    site = Site(8, FCFS())
+    site.add_user(user)
+    site.run(until=3781)
+    assert log(site) == [
+        (1, 0, 0, 30, 0, 0, -1, None),
+        (2, 90, 90, 120, 0, 1, 1, 60),
+        (3, 3720, 3720, 3750, 1, 2, -1, None),
+    ]
+    assert user.dynamics.responses == [30, 30, 30]
+
+
+def test_first_job_at_window_open_and_sleep_outside_the_window():
+    # a day, weekday worker without shift: works Monday 07:30-17:30. At time 0 (Monday 00:00)
+    # it sleeps until 07:30. A job that responds at 17:40 finds the window closed: the user
+    # sleeps until Tuesday 07:30 and starts a new session there.
+    open_monday = 7.5 * 3600
+    long = 10 * 3600 + 600  # ends 17:40
+    user = scripted(
+        "complete", shapes=[(1, long, long), (1, 60, 60)], widths=[1], gaps=[0], thinks=[60],
+        decisions=[True], breaks=[3600], cycle=ActivityCycle(True, True, 0.0),
+    )  # fmt: skip
+    site = Site(8, FCFS())
+    site.add_user(user)
+    site.run(until=86400 + open_monday + 1)
+    jobs = site.jobs
+    assert jobs[0].submit == open_monday
+    # after the think (17:41) the window is closed: next submission at Tuesday's opening
+    assert jobs[1].submit == 86400 + open_monday
+    assert (jobs[1].session, jobs[1].preceding) == (1, -1)
+
+
+def test_users_stop_at_the_horizon_and_the_machine_drains():
+    user = scripted("static", shapes=[(1, 500, 500)], widths=[1], gaps=[0], thinks=[10])
+    site = Site(8, FCFS())
+    site.add_user(user)
+    result = site.run(until=1000)
+    assert [j.submit for j in site.jobs] == [0, 510]  # no submission at 1020 > horizon
+    assert result.records["end"].max() == 1010  # the last job still completes
