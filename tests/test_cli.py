@@ -159,3 +159,43 @@ def test_profile_writes_a_loadable_profile(tmp_path, capsys):
     profile = WorkloadProfile.load(out)
     assert profile.settings["session_threshold_s"] == 1800.0
     assert profile.sources[0]["name"] == "users.swf" and profile.sources[0]["jobs"] == 60
+
+
+def test_run_prints_one_row_per_user_count_and_scheduler(tmp_path, capsys):
+    out = tmp_path / "runs"
+    argv = ["run", "--users", "2-4", "--step", "2", "--days", "7", "--warmup", "1",
+            "-s", "EASY,CREASY", "--alpha", "3000", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["Users", "Utilization", "Throughput(jobs/h)", "Jobs/Session",
+                                "Avg.Response(min)", "Avg.Slowdown", "Scheduler"]  # fmt: skip
+    assert [line.split()[0] for line in lines[1:5]] == ["2", "2", "4", "4"]
+    assert "CREASY alpha=3000" in lines[2]
+    assert len((out / "summary.csv").read_text().splitlines()) == 5
+    folder = out / "users-0004-CREASY"
+    results = json.loads((folder / "results.json").read_text())
+    assert results["config"]["users"] == 4 and results["config"]["seed"] == 1
+    assert results["config"]["user_model"]["kind"] == "complete"
+    assert "jobs_per_session" in results["summary"]["users"]
+    assert (folder / "users.csv").read_text().startswith("user,jobs,sessions,batches")
+    swf = (folder / "simulated.swf").read_text()
+    assert "; Note: user model 4 complete users for 7 days" in swf
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--users", "0"], "--users: expected 1 <= A <= B"),
+        (["--users", "9-3"], "--users: expected 1 <= A <= B"),
+        (["--users", "ten"], "--users: expected N or A-B"),
+        (["--pcont", "1.5", "0.05"], "p_cont a must be in (0, 1], got 1.5"),
+        (["--estimates", "guess"], "estimate model must be exact, factor or ratio"),
+        (["--alpha", "5"], "--alpha applies to CREASY, not EASY"),
+        (["--days", "7", "--warmup", "7"], "warm-up must be in [0, 7) days, got 7.0"),
+        (["--day-share", "2"], "day-worker share must be in [0, 1], got 2.0"),
+        (["--profile", "/nonexistent/p.json"], "/nonexistent/p.json: cannot read"),
+    ],
+)
+def test_run_errors(capsys, argv, message):
+    code, msg = error_of(capsys, ["run", "--days", "2", *argv])
+    assert code == 2 and message in msg

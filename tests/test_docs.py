@@ -44,3 +44,70 @@ def test_page_examples(page, monkeypatch, tmp_path):
             exec(compile(code, str(page), "exec"), namespace)
         if expected is not None:
             assert printed.getvalue().rstrip() == expected.rstrip()
+
+
+CONSOLE = re.compile(r"```console\n(.*?)```", re.DOTALL)
+SETUP = re.compile(r"```sh\n(.*?)```", re.DOTALL)
+
+
+def console_examples() -> list[tuple[Path, str, list[str]]]:
+    """(page, command, expected output lines) of every `$ sitesim ...` line in the docs."""
+    found = []
+    for page in PAGES:
+        for block in CONSOLE.findall(page.read_text()):
+            command, expected = None, []
+            for line in [*block.splitlines(), "$ end"]:
+                if line.startswith("$ "):
+                    if command is not None:
+                        found.append((page, command, expected))
+                    command, expected = line[2:], []
+                    if not command.startswith("sitesim "):
+                        command = None
+                else:
+                    expected.append(line)
+    return found
+
+
+def matches(expected: list[str], actual: list[str]) -> bool:
+    """Line by line; a line '...' stands for any number of lines."""
+    if not expected:
+        return not actual
+    if expected[0] == "...":
+        return any(matches(expected[1:], actual[i:]) for i in range(len(actual) + 1))
+    return (
+        bool(actual)
+        and expected[0].rstrip() == actual[0].rstrip()
+        and matches(expected[1:], actual[1:])
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("page", "command", "expected"),
+    console_examples(),
+    ids=[f"{p.name}:{c[:60]}" for p, c, _ in console_examples()],
+)
+def test_console_examples_print_what_the_docs_show(
+    page, command, expected, monkeypatch, capsys, tmp_path
+):
+    monkeypatch.chdir(ROOT)
+    if "../shared/traces" in command and not TRACES.exists():
+        pytest.skip(f"example reads a real trace; {TRACES} is absent")
+    args = command.split()[1:]
+    if "--out" in args:  # keep the project folder clean
+        args[args.index("--out") + 1] = str(tmp_path / "out")
+    from sitesim.cli import main
+
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    actual = captured.err.splitlines() + captured.out.splitlines()
+    actual = [line.replace(str(tmp_path / "out"), "runs/sp2") for line in actual]
+    assert matches(expected, actual), "\n".join(actual)
+
+
+def test_ci_runs_the_readme_setup_commands():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text().replace(" -q", "")
+    for block in SETUP.findall(readme.split("## Set-up")[1].split("\n## ")[0]):
+        for command in block.strip().splitlines():
+            assert command in ci, f".ci/run does not run the README's set-up command: {command}"

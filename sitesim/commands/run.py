@@ -160,13 +160,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         profile, profile_name = WorkloadProfile.load(args.profile), str(args.profile)
     names = args.scheduler
-    schedulers(names, {"alpha": args.alpha})  # check the parameters before the first run
+    params = {"alpha": args.alpha}
+    schedulers(names, params)  # check the parameters before the first run
     total = len(counts) * len(names)
     rows: list[list[Any]] = []
     summaries: list[dict[str, Any]] = []
     for count in counts:
-        for name in names:
-            (scheduler,) = schedulers([name], {"alpha": args.alpha})
+        for name, scheduler in zip(names, schedulers(names, params), strict=True):
             label = f"run {len(rows) + 1}/{total}: {count} users, {name}"
             with ProgressBar(label) as bar:
                 result = simulate(

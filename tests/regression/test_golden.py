@@ -16,9 +16,11 @@ import pytest
 
 from sitesim.cli import main
 from sitesim.models.trace_user import TraceUser, TraceWorkload
+from sitesim.models.users import UserModel
 from sitesim.output import to_json
 from sitesim.replay import replay
 from sitesim.schedulers import REGISTRY, create
+from sitesim.simulation import simulate
 from sitesim.site import Site
 from sitesim.swf import read_swf
 from tests.conftest import trace_path
@@ -64,6 +66,19 @@ def test_golden_synthetic_summary(name):
     site = Site(32, create(name))
     site.add_user(TraceUser(synthetic_workload()))
     check_golden(f"synthetic-{name}", digest(site.run().summary))
+
+
+@pytest.mark.parametrize(
+    ("kind", "users", "scheduler"),
+    [("complete", 30, "EASY"), ("complete", 30, "CREASY"), ("static", 5, "FCFS")],
+)
+def test_golden_site_level_summary(kind, users, scheduler):
+    """Site-level runs on the shipped profile: 28 days, one week of warm-up."""
+    result = simulate(users, create(scheduler), model=UserModel(kind=kind), days=28, seed=3)
+    summary = digest(result.summary)
+    summary["jobs_per_session"] = result.summary["users"]["jobs_per_session"]
+    summary["sessions"] = result.summary["users"]["sessions"]
+    check_golden(f"site-{kind}-{users}-{scheduler}", summary)
 
 
 @pytest.mark.traces
