@@ -75,3 +75,20 @@ def add_activity_options(parser: argparse.ArgumentParser) -> None:
         metavar="MIN",
         help="session threshold in minutes (default 20)",
     )
+
+
+def add_scheduler_options(parser: argparse.ArgumentParser) -> None:
+    """--scheduler (one or more, comma-separated) and the schedulers' parameters (--alpha)."""
+    parser.add_argument(
+        "--scheduler",
+        "-s",
+        type=scheduler_names,
+        default=["EASY"],
+        metavar="NAME[,NAME...]",
+        help=f"scheduler(s), comma-separated: {', '.join(REGISTRY)} (default EASY)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=non_negative_float,
+        help="CREASY's criticality weight alpha >= 0 (default 6000; 0 is EASY)",
+    )

@@ -8,16 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.commands.arguments import (
-    non_negative_float,
+    add_scheduler_options,
     positive_float,
     positive_int,
-    scheduler_names,
     schedulers,
 )
 from sitesim.progress import ProgressBar
 from sitesim.replay import replay
 from sitesim.report import REPLAY_COLUMNS, replay_row, table, write_outputs
-from sitesim.schedulers import REGISTRY
 from sitesim.swf import read_swf
 
 REPLAY_EPILOG = """\
@@ -47,19 +45,7 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", type=Path, help="SWF trace (.swf or .swf.gz)")
-    p.add_argument(
-        "--scheduler",
-        "-s",
-        type=scheduler_names,
-        default=["EASY"],
-        metavar="NAME[,NAME...]",
-        help=f"scheduler(s), comma-separated: {', '.join(REGISTRY)} (default EASY)",
-    )
-    p.add_argument(
-        "--alpha",
-        type=non_negative_float,
-        help="CREASY's criticality weight alpha >= 0 (default 6000; 0 is EASY)",
-    )
+    add_scheduler_options(p)
     load = p.add_mutually_exclusive_group()
     load.add_argument(
         "--scale",

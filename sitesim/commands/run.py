@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.commands.arguments import (
+    add_scheduler_options,
     non_negative_float,
     positive_float,
     positive_int,
-    scheduler_names,
     schedulers,
 )
 from sitesim.errors import ConfigError
@@ -23,7 +23,6 @@ from sitesim.output import atomic_write, to_json
 from sitesim.profile import WorkloadProfile, default_profile
 from sitesim.progress import ProgressBar
 from sitesim.report import RUN_COLUMNS, run_row, table, users_csv, write_outputs
-from sitesim.schedulers import REGISTRY
 from sitesim.simulation import WARMUP_DAYS, simulate
 
 EPILOG = f"""\
@@ -79,19 +78,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--step", type=positive_int, default=50, help="step of the user range (default 50)"
     )
-    p.add_argument(
-        "--scheduler",
-        "-s",
-        type=scheduler_names,
-        default=["EASY"],
-        metavar="NAME[,NAME...]",
-        help=f"scheduler(s), comma-separated: {', '.join(REGISTRY)} (default EASY)",
-    )
-    p.add_argument(
-        "--alpha",
-        type=non_negative_float,
-        help="CREASY's criticality weight alpha >= 0 (default 6000; 0 is EASY)",
-    )
+    add_scheduler_options(p)
     p.add_argument("--model", choices=("complete", "static"), default="complete", help="user model")
     p.add_argument("--days", type=positive_float, default=182.0, help="horizon (default 182)")
     p.add_argument(
