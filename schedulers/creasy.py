@@ -104,9 +104,9 @@ class CREASY(EASY):
 
     def __init__(self, alpha: float = 6000.0) -> None:
         require(alpha >= 0, f"alpha must be >= 0, got {alpha}")
-        self.waiting = JobColumns()
         super().__init__(priority=self.job_priority)
         self.alpha = float(alpha)
+        self.waiting = JobColumns()
 
     def job_priority(self, job: Job, now: float) -> float:
         """α · criticality(R) + seniority, in minutes."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from sitesim.errors import ConfigError
@@ -146,6 +147,20 @@ def test_creasy_alpha_zero_orders_like_easy():
     assert CREASY(alpha=0).ordered(10.0) == []
     policy = queue_of(CREASY(alpha=0), jobs)
     assert policy.ordered(10.0) == policy.queue
+
+
+def test_creasy_orders_long_and_short_queues_alike():
+    """The NumPy path (long queues) and the Python path (short ones) agree, ties included."""
+    rng = np.random.default_rng(8)
+    policy = CREASY(alpha=4500)
+    for i in range(1, 201):
+        submit = float(rng.integers(0, 50) * 60)  # many equal submit times
+        job = waiting(i, int(rng.integers(1, 64)), float(rng.choice([60, 600, 3600])), submit)
+        policy.submit(job, submit)
+    now = 3600.0
+    numpy_order = [policy.queue[i].id for i in policy._order(now).tolist()]
+    python_order = [job.id for job in EASY.ordered(policy, now)]
+    assert numpy_order == python_order
 
 
 def test_conservative_reserves_every_job():
