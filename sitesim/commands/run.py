@@ -73,13 +73,22 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "--users", type=users_range, default=(50, 50), metavar="N|A-B", help="user counts"
+        "--users",
+        type=users_range,
+        default=(50, 50),
+        metavar="N|A-B",
+        help="number of users, or a range A-B run in steps of --step (default 50)",
     )
     p.add_argument(
         "--step", type=positive_int, default=50, help="step of the user range (default 50)"
     )
     add_scheduler_options(p)
-    p.add_argument("--model", choices=("complete", "static"), default="complete", help="user model")
+    p.add_argument(
+        "--model",
+        choices=("complete", "static"),
+        default="complete",
+        help="complete users (session dynamics, activity cycles; default) or static users",
+    )
     p.add_argument("--days", type=positive_float, default=182.0, help="horizon (default 182)")
     p.add_argument(
         "--warmup",
