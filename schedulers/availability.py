@@ -80,10 +80,6 @@ class AvailabilityProfile:
             del self.free[:k]
         times[0] = now
 
-    def free_at(self, t: float) -> int:
-        """Free processors at time ``t`` (``t`` not before the profile's start)."""
-        return self.free[bisect_right(self.times, t) - 1]
-
     def _breakpoint(self, t: float) -> int:
         """Index of a step starting exactly at ``t``, splitting a step if needed."""
         times = self.times

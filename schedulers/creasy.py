@@ -24,9 +24,6 @@ from sitesim.machine import Running
 
 from .queue_order import EASY, backfill_jobs, reserve
 
-#: The α values studied in the original evaluation.
-STUDIED_ALPHAS = (0.0, 1500.0, 3000.0, 4500.0, 6000.0)
-
 
 def criticality(response_minutes: float) -> float:
     """|d p_cont / dr| of p_cont(r) = 0.8 / (0.05 r + 1), r in minutes."""
