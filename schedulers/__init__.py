@@ -9,6 +9,12 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+if __name__ != "sitesim.schedulers":  # the folder schedulers/ is installed as sitesim.schedulers
+    raise ImportError(
+        f"import sitesim.schedulers, not {__name__!r} (the folder schedulers/ is installed as "
+        "sitesim.schedulers; loading it twice would give two copies of every class)"
+    )
+
 from sitesim.errors import ConfigError
 
 from .base import Scheduler, shadow_time
