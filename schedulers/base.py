@@ -4,16 +4,17 @@ A scheduler is a plain object, testable without SimPy. The site tells it about a
 (:meth:`Scheduler.submit`) and terminations (:meth:`Scheduler.job_ended`), and once per instant,
 after all of that instant's arrivals and terminations, asks it which waiting jobs to start now
 (:meth:`Scheduler.select`). The policy sees sizes, estimates, submit times, the running jobs'
-estimated ends and the clock, never a job's actual runtime.
+estimated ends and the clock, never a job's actual runtime. The scheduler is checked at that boundary: every job it
+starts must be waiting and fit in the free processors (:meth:`Scheduler.allocate`).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from sitesim.job import Job
+from sitesim.errors import SchedulerError
+from sitesim.job import Job, JobState
 from sitesim.machine import Running
 
 
@@ -21,7 +22,8 @@ class Scheduler(ABC):
     """Base class of all scheduling policies.
 
     Subclasses set :attr:`name` (the name the CLI knows them by) and implement :meth:`select`.
-    The waiting jobs are kept in :attr:`queue`; ``select`` removes the jobs it starts.
+    The waiting jobs are kept in :attr:`queue`. The site calls :meth:`allocate`, which asks
+    :meth:`select` for the jobs to start, checks them and takes them off the queue.
     """
 
     name: ClassVar[str] = ""
@@ -40,13 +42,56 @@ class Scheduler(ABC):
 
     @abstractmethod
     def select(self, now: float, free: int, running: Running) -> list[Job]:
-        """Return the waiting jobs to start now, in start order, removing them from the queue.
+        """Return the waiting jobs to start now, in start order.
+
+        The policy need not remove them from :attr:`queue`: :meth:`allocate` does.
 
         Args:
             now: the clock, in seconds.
             free: processors free now.
             running: running jobs as ``(estimated end, id, size)``, ascending.
         """
+
+    def allocate(self, now: float, free: int, running: Running) -> list[Job]:
+        """One allocation pass, as the site runs it: :meth:`select`, checked and dequeued.
+
+        Raises:
+            SchedulerError: a selected job is not waiting, is selected twice, or the
+                selected jobs need more than the ``free`` processors.
+        """
+        started = self.select(now, free, running)
+        if started:
+            need = 0
+            for job in started:
+                if job.state is not JobState.WAITING:
+                    raise SchedulerError(
+                        f"scheduler {self.name} started job {job.id}, which is "
+                        f"{job.state.name.lower()}, not waiting"
+                    )
+                need += job.size
+            if need > free:
+                raise SchedulerError(
+                    f"scheduler {self.name} started jobs needing {need} processors "
+                    f"when {free} were free"
+                )
+            if len(set(started)) < len(started):
+                raise SchedulerError(f"scheduler {self.name} started the same job twice")
+            self.dequeue(started)
+        return started
+
+    def dequeue(self, started: list[Job]) -> None:
+        """Take started jobs off the queue, keeping the order of the others.
+
+        Subclasses that keep more state per waiting job extend this. Jobs a policy already
+        removed itself are simply not found.
+        """
+        queue = self.queue
+        n = len(started)
+        if n <= len(queue) and all(a is b for a, b in zip(queue, started)):
+            del queue[:n]  # a prefix started, as in FCFS
+        else:
+            gone = set(started)
+            self.queue = [job for job in queue if job not in gone]
 
     def params(self) -> dict[str, Any]:
         """The scheduler's parameters, stored with every result."""
@@ -55,11 +100,6 @@ class Scheduler(ABC):
     def stats(self) -> dict[str, Any]:
         """Scheduler-specific counters reported with the result (empty by default)."""
         return {}
-
-    def _remove(self, started: Iterable[Job]) -> None:
-        """Drop started jobs from the queue, keeping the order of the others."""
-        gone = set(started)
-        self.queue = [job for job in self.queue if job not in gone]
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())

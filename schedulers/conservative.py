@@ -70,8 +70,7 @@ class Conservative(Scheduler):
             if self.reservation[job] > now:
                 break
             due += 1
-        started = self.queue[:due]
-        del self.queue[:due]
+        started = self.queue[:due]  # a prefix: allocate() dequeues it
         for job in started:
             del self.reservation[job]
         return started

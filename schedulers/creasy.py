@@ -13,7 +13,6 @@ eventually has the highest priority and EASY's guarantee against starvation hold
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -145,13 +144,10 @@ class CREASY(EASY):
             ends_in_time = now + w.estimate[rest] <= shadow
             hopeful = rest[(size <= free) & (ends_in_time | (size <= extra))]
             backfill_jobs(now, free, shadow, extra, started, w.job[hopeful])
-        if started:
-            self._remove(started)
         return started
 
-    def _remove(self, started: Iterable[Job]) -> None:
-        started = list(started)
-        super()._remove(started)
+    def dequeue(self, started: list[Job]) -> None:
+        super().dequeue(started)
         self.waiting.remove(started)
 
     def params(self) -> dict[str, Any]:

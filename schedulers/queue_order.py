@@ -59,11 +59,6 @@ class FCFS(Scheduler):
             free -= job.size
         if free > 0 and len(started) < len(queue):
             self.backfill(now, free, running, queue, started)
-        if started:
-            if queue is self.queue and queue[len(started) - 1] is started[-1]:
-                del self.queue[: len(started)]  # only a prefix started
-            else:
-                self._remove(started)
         return started
 
     def backfill(

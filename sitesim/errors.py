@@ -19,6 +19,11 @@ class InvalidJobError(SitesimError):
     """A job the machine cannot run (too large, unknown runtime, ...) in strict mode."""
 
 
+class SchedulerError(SitesimError):
+    """A scheduler broke its contract: started a job that was not waiting or does not fit, or
+    left jobs waiting on an idle machine after the last submission. The message names it."""
+
+
 class ConfigError(SitesimError, ValueError):
     """A bad parameter: the message names the parameter and the allowed range."""
 

@@ -24,7 +24,8 @@ MIN_ESTIMATE = 1.0
 
 class JobState(enum.IntEnum):
     """Where a job is in its life. The legal transitions are
-    CREATED → WAITING → RUNNING → COMPLETED | KILLED, and WAITING → CANCELLED."""
+    CREATED → WAITING → RUNNING → COMPLETED | KILLED, WAITING → CANCELLED, and
+    CREATED → REJECTED (the site refused it: impossible, or submitted after the horizon)."""
 
     CREATED = 0
     WAITING = 1
@@ -32,6 +33,7 @@ class JobState(enum.IntEnum):
     COMPLETED = 3
     KILLED = 4
     CANCELLED = 5
+    REJECTED = 6
 
 
 class JobStateError(RuntimeError):
@@ -115,6 +117,10 @@ class Job:
         self._expect(JobState.WAITING, "cancelled")
         self.end = now
         self.state = JobState.CANCELLED
+
+    def mark_rejected(self) -> None:
+        self._expect(JobState.CREATED, "rejected")
+        self.state = JobState.REJECTED
 
     def _expect(self, state: JobState, action: str) -> None:
         if self.state is not state:

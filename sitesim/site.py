@@ -131,7 +131,7 @@ class Site:
             yield self._wakeup
             self._wakeup = _Wakeup(env)
             self.passes += 1
-            for job in scheduler.select(env.now, machine.free, machine.running):
+            for job in scheduler.allocate(env.now, machine.free, machine.running):
                 machine.start(job)
 
     def _job_ended(self, job: Job) -> None:
