@@ -14,9 +14,9 @@ import platform
 import time
 from pathlib import Path
 
-from sitesim.replay import replay
 from sitesim.schedulers import create
 from sitesim.swf import read_swf
+from sitesim.trace_replay import replay
 
 DEFAULT_TRACE = Path(__file__).resolve().parents[2] / "shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
 TARGETS = {"FCFS": 2.0, "EASY": 3.0, "CONSERVATIVE": 10.0}

@@ -17,7 +17,7 @@ if __name__ != "sitesim.schedulers":  # the folder schedulers/ is installed as s
 
 from sitesim.errors import ConfigError
 
-from .base import Scheduler, shadow_time
+from .base import Scheduler, scheduler_label, shadow_time
 from .conservative import Conservative
 from .creasy import CREASY
 from .queue_order import EASY, FCFS, LJF, SCDF, SJF
@@ -31,6 +31,11 @@ REGISTRY: dict[str, type[Scheduler]] = {
 def parameters(name: str) -> set[str]:
     """The parameter names scheduler ``name`` takes (e.g. ``{"alpha"}`` for CREASY)."""
     return set(inspect.signature(REGISTRY[name.upper()].__init__).parameters) - {"self"}
+
+
+def registered(scheduler: Scheduler) -> bool:
+    """True when ``create(scheduler.name, **scheduler.params())`` rebuilds ``scheduler``."""
+    return REGISTRY.get(scheduler.name) is type(scheduler) and scheduler.describable
 
 
 def create(name: str, **params: Any) -> Scheduler:
@@ -55,5 +60,5 @@ def create(name: str, **params: Any) -> Scheduler:
 
 __all__ = [
     "CREASY", "EASY", "FCFS", "LJF", "REGISTRY", "SCDF", "SJF", "Conservative", "Scheduler",
-    "create", "parameters", "shadow_time",
+    "create", "parameters", "registered", "scheduler_label", "shadow_time",
 ]  # fmt: skip

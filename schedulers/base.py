@@ -4,8 +4,8 @@ A scheduler is a plain object, testable without SimPy. The site tells it about a
 (:meth:`Scheduler.submit`) and terminations (:meth:`Scheduler.job_ended`), and once per instant,
 after all of that instant's arrivals and terminations, asks it which waiting jobs to start now
 (:meth:`Scheduler.select`). The policy sees sizes, estimates, submit times, the running jobs'
-estimated ends and the clock, never a job's actual runtime. The scheduler is checked at that boundary: every job it
-starts must be waiting and fit in the free processors (:meth:`Scheduler.allocate`).
+estimated ends and the clock, never a job's actual runtime. The site checks the answer: every
+job started must be waiting, and together they must fit (:meth:`Scheduler.allocate`).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class Scheduler(ABC):
         """
         queue = self.queue
         n = len(started)
-        if n <= len(queue) and all(a is b for a, b in zip(queue, started)):
+        if n <= len(queue) and all(a is b for a, b in zip(queue, started, strict=False)):
             del queue[:n]  # a prefix started, as in FCFS
         else:
             gone = set(started)
@@ -97,6 +97,12 @@ class Scheduler(ABC):
         """The scheduler's parameters, stored with every result."""
         return {}
 
+    @property
+    def describable(self) -> bool:
+        """True when its name and :meth:`params` rebuild it (nothing like a function inside),
+        so that a run configuration can describe it (if the name is registered)."""
+        return True
+
     def stats(self) -> dict[str, Any]:
         """Scheduler-specific counters reported with the result (empty by default)."""
         return {}
@@ -104,6 +110,13 @@ class Scheduler(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+def scheduler_label(name: str, params: dict[str, Any]) -> str:
+    """A scheduler's name with its parameters, e.g. ``CREASY alpha=6000``."""
+    return name + "".join(
+        f" {k}={v:g}" if isinstance(v, int | float) else f" {k}={v}" for k, v in params.items()
+    )
 
 
 def shadow_time(need: int, free: int, running: Running) -> tuple[float, int]:

@@ -142,6 +142,12 @@ class EASY(FCFS):
             return {}
         return {"priority": getattr(self.priority, "__name__", repr(self.priority))}
 
+    @property
+    def describable(self) -> bool:
+        """A priority function cannot be named in a configuration; subclasses that set their
+        own priority from their parameters (CREASY) can."""
+        return self.priority is None or type(self) is not EASY
+
 
 def reserve(
     head: Job, now: float, free: int, running: Running, started: list[Job]

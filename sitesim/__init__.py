@@ -3,13 +3,98 @@
 Users, sessions, batches of jobs and the machine are SimPy processes and resources; schedulers
 are processes woken by job arrivals and terminations. Open (trace replay) and closed
 (users in the loop) evaluations run on the same engine.
+
+What a scenario script needs is here::
+
+    import sitesim
+
+    result = sitesim.simulate(20, "EASY", days=28)            # users in the loop
+    result = sitesim.replay("trace.swf.gz", "CREASY", load=0.9)  # open trace replay
+    result = sitesim.run(sitesim.SiteConfig(users=20, days=28))  # a configuration
+    table = sitesim.sweep(sitesim.SiteConfig(days=28), {"users": [10, 20]}, seeds=4)
+
+The names are loaded on first use, so ``import sitesim`` (and the ``sitesim`` command) starts
+fast.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 try:
     __version__ = version("sitesim")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-__all__ = ["__version__"]
+#: Public name -> (module, attribute).
+_EXPORTS = {
+    "simulate": ("sitesim.simulation", "simulate"),
+    "replay": ("sitesim.trace_replay", "replay"),
+    "run": ("sitesim.runner", "run"),
+    "sweep": ("sitesim.sweeps", "sweep"),
+    "RunConfig": ("sitesim.config", "RunConfig"),
+    "SiteConfig": ("sitesim.config", "SiteConfig"),
+    "ReplayConfig": ("sitesim.config", "ReplayConfig"),
+    "SiteResult": ("sitesim.site", "SiteResult"),
+    "Summary": ("sitesim.metrics", "Summary"),
+    "Site": ("sitesim.site", "Site"),
+    "Job": ("sitesim.job", "Job"),
+    "UserModel": ("sitesim.models.users", "UserModel"),
+    "WorkloadProfile": ("sitesim.profile", "WorkloadProfile"),
+    "read_swf": ("sitesim.swf", "read_swf"),
+    "write_swf": ("sitesim.swf", "write_swf"),
+    "create_scheduler": ("sitesim.schedulers", "create"),
+    "SitesimError": ("sitesim.errors", "SitesimError"),
+}
+
+__all__ = [
+    "Job",
+    "ReplayConfig",
+    "RunConfig",
+    "Site",
+    "SiteConfig",
+    "SiteResult",
+    "SitesimError",
+    "Summary",
+    "UserModel",
+    "WorkloadProfile",
+    "__version__",
+    "create_scheduler",
+    "read_swf",
+    "replay",
+    "run",
+    "simulate",
+    "sweep",
+    "write_swf",
+]  # fmt: skip
+
+if TYPE_CHECKING:
+    from sitesim.config import ReplayConfig, RunConfig, SiteConfig
+    from sitesim.errors import SitesimError
+    from sitesim.job import Job
+    from sitesim.metrics import Summary
+    from sitesim.models.users import UserModel
+    from sitesim.profile import WorkloadProfile
+    from sitesim.runner import run
+    from sitesim.schedulers import create as create_scheduler
+    from sitesim.simulation import simulate
+    from sitesim.site import Site, SiteResult
+    from sitesim.sweeps import sweep
+    from sitesim.swf import read_swf, write_swf
+    from sitesim.trace_replay import replay
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'sitesim' has no attribute {name!r}") from None
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from sitesim import __version__
-from sitesim.commands import analyze, profile, replay, run
+from sitesim.commands import analyze, profile, replay, rerun, run, sweep
 from sitesim.errors import SitesimError
 
 EXIT_USAGE = 2
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sitesim {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for command in (run, replay, analyze, profile):
+    for command in (run, replay, rerun, sweep, analyze, profile):
         command.add_parser(commands)
     return parser
 
@@ -37,6 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except SitesimError as err:
         print(f"sitesim: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as err:  # a file the checks before the run could not foresee
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"sitesim: error: {where}{err.strerror or err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("sitesim: interrupted", file=sys.stderr)

@@ -6,11 +6,18 @@ ran. A job that ran 0 s would have an infinite slowdown, so the slowdown's denom
 least 1 s (documented in docs/reference/metrics.md).
 
 The measurement window ``(t0, t1)`` selects the jobs *submitted* in it (wait, response and
-slowdown statistics, throughput); utilization counts the busy processor-seconds that fall in it.
+slowdown statistics, throughput, offered load); utilization counts the busy processor-seconds
+that fall in it.
+
+A run's summary is one flat, typed record, :class:`Summary`, whose field names carry their
+units (``wait_mean_min``, ``throughput_per_h``, ``makespan_d``): one CSV row, one DataFrame row.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,10 +26,101 @@ from sitesim.job import JobState
 
 #: τ of the bounded slowdown, seconds.
 BSLD_TAU = 10.0
-#: Percentiles reported for every distribution.
+#: Statistics reported for every distribution: the mean and these percentiles (100 = max).
 PERCENTILES = (25, 50, 75, 98, 100)
 #: Runtime classes (seconds): short ≤ 1 min < medium ≤ 10 min < long.
 RUNTIME_CLASSES = (("short", 0.0, 60.0), ("medium", 60.0, 600.0), ("long", 600.0, np.inf))
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86_400.0
+NAN = math.nan
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Every summary metric of one run, flat. Times carry their unit in their name.
+
+    Counts are over the jobs *submitted inside the measurement window* that ended (``jobs``);
+    the distributions (``wait_*``, ``response_*``, ``slowdown_*``, ``bsld_*``) give the mean,
+    the 25th, 50th, 75th and 98th percentiles and the maximum. ``short_*``, ``medium_*`` and
+    ``long_*`` are the means per runtime class (≤ 1 min, 1–10 min, > 10 min). Session fields
+    are 0 (counts) or NaN (ratios) for runs without sessions (trace replays).
+    docs/reference/metrics.md documents every field.
+    """
+
+    jobs: int
+    jobs_total: int
+    jobs_killed: int
+    jobs_cancelled: int
+    jobs_skipped: int
+    window_start_d: float
+    window_end_d: float
+    utilization: float
+    offered_load: float
+    throughput_per_h: float
+    makespan_d: float
+    wait_mean_min: float
+    wait_p25_min: float
+    wait_p50_min: float
+    wait_p75_min: float
+    wait_p98_min: float
+    wait_max_min: float
+    response_mean_min: float
+    response_p25_min: float
+    response_p50_min: float
+    response_p75_min: float
+    response_p98_min: float
+    response_max_min: float
+    slowdown_mean: float
+    slowdown_p25: float
+    slowdown_p50: float
+    slowdown_p75: float
+    slowdown_p98: float
+    slowdown_max: float
+    bsld_mean: float
+    bsld_p25: float
+    bsld_p50: float
+    bsld_p75: float
+    bsld_p98: float
+    bsld_max: float
+    short_jobs: int
+    short_wait_mean_min: float
+    short_response_mean_min: float
+    short_slowdown_mean: float
+    short_bsld_mean: float
+    medium_jobs: int
+    medium_wait_mean_min: float
+    medium_response_mean_min: float
+    medium_slowdown_mean: float
+    medium_bsld_mean: float
+    long_jobs: int
+    long_wait_mean_min: float
+    long_response_mean_min: float
+    long_slowdown_mean: float
+    long_bsld_mean: float
+    active_users: int
+    sessions: int
+    batches: int
+    jobs_per_session: float
+    jobs_per_batch: float
+    sessions_per_user: float
+    batches_per_user: float
+
+    @classmethod
+    def fields(cls) -> tuple[str, ...]:
+        """The field names, in order (the columns of a CSV row)."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict, in order."""
+        return {name: getattr(self, name) for name in self.fields()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Summary:
+        """A summary from :meth:`as_dict` output (``None``, as JSON holds NaN, is NaN)."""
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            value = data[f.name]
+            values[f.name] = int(value) if f.type == "int" else NAN if value is None else value
+        return cls(**values)
 
 
 def slowdowns(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -34,15 +132,12 @@ def slowdowns(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return slowdown, bounded
 
 
-def distribution(values: np.ndarray) -> dict[str, float]:
-    """Mean and the standard percentiles of ``values`` (NaN when empty)."""
+def distribution(values: np.ndarray, unit: float = 1.0) -> list[float]:
+    """Mean and the :data:`PERCENTILES` of ``values`` divided by ``unit`` (NaN when empty)."""
     if len(values) == 0:
-        return {"mean": float("nan"), **{f"p{p}": float("nan") for p in PERCENTILES}}
+        return [NAN] * (1 + len(PERCENTILES))
     quantiles = np.percentile(values, PERCENTILES)
-    return {
-        "mean": float(values.mean()),
-        **{f"p{p}": float(q) for p, q in zip(PERCENTILES, quantiles, strict=True)},
-    }
+    return [float(values.mean()) / unit, *(float(q) / unit for q in quantiles)]
 
 
 def busy_seconds(records: np.ndarray, t0: float, t1: float) -> float:
@@ -53,54 +148,71 @@ def busy_seconds(records: np.ndarray, t0: float, t1: float) -> float:
     return float((records["size"][ran] * np.maximum(end - start, 0.0)).sum())
 
 
-def summarize(records: np.ndarray, procs: int, window: tuple[float, float]) -> dict[str, Any]:
+def window_jobs(records: np.ndarray, window: tuple[float, float]) -> np.ndarray:
+    """The records of the jobs submitted inside ``window`` that ended (ran to completion or
+    were killed at their estimates): the jobs every per-job statistic is over."""
+    t0, t1 = window
+    state = records["state"]
+    in_window = (records["submit"] >= t0) & (records["submit"] <= t1)
+    ended = (state == JobState.COMPLETED) | (state == JobState.KILLED)
+    return records[in_window & ended]
+
+
+def summarize(
+    records: np.ndarray, procs: int, window: tuple[float, float], *, skipped: int = 0
+) -> Summary:
     """Every summary metric of a run.
 
     Args:
         records: per-job records (:func:`sitesim.records.job_records`).
         procs: machine size.
         window: measurement window ``(t0, t1)`` in seconds.
+        skipped: impossible jobs left out of the run (reported, not measured).
     """
     t0, t1 = window
     length = t1 - t0
     state = records["state"]
     in_window = (records["submit"] >= t0) & (records["submit"] <= t1)
-    ended = (state == JobState.COMPLETED) | (state == JobState.KILLED)
-    sel = records[in_window & ended]
+    sel = window_jobs(records, window)
     slowdown, bounded = slowdowns(sel)
-    hours = length / 3600.0
-    all_ended = records[ended]
-    summary: dict[str, Any] = {
+    all_ended = (state == JobState.COMPLETED) | (state == JobState.KILLED)
+    work = float((sel["size"] * sel["runtime"]).sum())
+    values: dict[str, Any] = {
         "jobs": len(sel),
         "jobs_total": len(records),
-        "killed": int(sel["killed"].sum()),
-        "cancelled": int((in_window & (state == JobState.CANCELLED)).sum()),
-        "window": [float(t0), float(t1)],
-        "utilization": busy_seconds(records, t0, t1) / (procs * length) if length > 0 else np.nan,
-        "throughput_per_hour": int(in_window.sum()) / hours if hours > 0 else np.nan,
-        "makespan": (
-            float(all_ended["end"].max() - records["submit"].min()) if len(all_ended) else np.nan
+        "jobs_killed": int(sel["killed"].sum()),
+        "jobs_cancelled": int((in_window & (state == JobState.CANCELLED)).sum()),
+        "jobs_skipped": skipped,
+        "window_start_d": t0 / DAY,
+        "window_end_d": t1 / DAY,
+        "utilization": busy_seconds(records, t0, t1) / (procs * length) if length > 0 else NAN,
+        "offered_load": work / (procs * length) if length > 0 else NAN,
+        "throughput_per_h": int(in_window.sum()) / (length / HOUR) if length > 0 else NAN,
+        "makespan_d": (
+            float(records["end"][all_ended].max() - records["submit"].min()) / DAY
+            if all_ended.any()
+            else NAN
         ),
-        "max_wait": float(sel["wait"].max()) if len(sel) else np.nan,
-        "wait": distribution(sel["wait"]),
-        "response": distribution(sel["response"]),
-        "slowdown": distribution(slowdown),
-        "bounded_slowdown": distribution(bounded),
-        "by_runtime_class": {},
     }
+    stats = ("mean", *(f"p{p}" if p < 100 else "max" for p in PERCENTILES))
+    for name, data, unit, suffix in (
+        ("wait", sel["wait"], MINUTE, "_min"),
+        ("response", sel["response"], MINUTE, "_min"),
+        ("slowdown", slowdown, 1.0, ""),
+        ("bsld", bounded, 1.0, ""),
+    ):
+        for stat, value in zip(stats, distribution(data, unit), strict=True):
+            values[f"{name}_{stat}{suffix}"] = value
     runtime = sel["runtime"]
     for name, low, high in RUNTIME_CLASSES:
         cls = (runtime > low) & (runtime <= high) if low > 0 else runtime <= high
-        summary["by_runtime_class"][name] = {
-            "jobs": int(cls.sum()),
-            "mean_wait": _mean(sel["wait"][cls]),
-            "mean_response": _mean(sel["response"][cls]),
-            "mean_slowdown": _mean(slowdown[cls]),
-            "mean_bounded_slowdown": _mean(bounded[cls]),
-        }
-    if len(sel) and (sel["session"] >= 0).any():
-        summary["users"] = user_metrics(sel, slowdown)
-    return summary
+        values[f"{name}_jobs"] = int(cls.sum())
+        values[f"{name}_wait_mean_min"] = _mean(sel["wait"][cls]) / MINUTE
+        values[f"{name}_response_mean_min"] = _mean(sel["response"][cls]) / MINUTE
+        values[f"{name}_slowdown_mean"] = _mean(slowdown[cls])
+        values[f"{name}_bsld_mean"] = _mean(bounded[cls])
+    values.update(_sessions(sel))
+    return Summary(**values)
 
 
 def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -108,42 +220,63 @@ def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a.astype(np.int64) * (1 << 31) + b.astype(np.int64)
 
 
-def user_metrics(sel: np.ndarray, slowdown: np.ndarray) -> dict[str, Any]:
-    """Sessions, batches and per-user statistics of site-level runs (jobs in the window)."""
-    user = sel["user"]
-    users, user_index = np.unique(user, return_inverse=True)
-    sessions = np.unique(_pairs(user, sel["session"]))
-    batches = np.unique(_pairs(user, sel["batch"]))
-    jobs = np.bincount(user_index)
-    per_user_sessions = np.bincount(np.searchsorted(users, sessions >> 31), minlength=len(users))
-    per_user_batches = np.bincount(np.searchsorted(users, batches >> 31), minlength=len(users))
-    response = np.bincount(user_index, weights=sel["response"]) / jobs
-    user_slowdown = np.bincount(user_index, weights=slowdown) / jobs
-    table = [
-        {
-            "user": u,
-            "jobs": n,
-            "sessions": ns,
-            "batches": nb,
-            "mean_response": r,
-            "mean_slowdown": sd,
-        }
-        for u, n, ns, nb, r, sd in zip(
-            users.tolist(), jobs.tolist(), per_user_sessions.tolist(), per_user_batches.tolist(),
-            response.tolist(), user_slowdown.tolist(), strict=True,
-        )
-    ]  # fmt: skip
+def _sessions(sel: np.ndarray) -> dict[str, Any]:
+    """Users, sessions and batches among the window's jobs (none for jobs without sessions)."""
+    users = len(np.unique(sel["user"]))
+    if not len(sel) or not (sel["session"] >= 0).any():
+        return {
+            "active_users": users, "sessions": 0, "batches": 0, "jobs_per_session": NAN,
+            "jobs_per_batch": NAN, "sessions_per_user": NAN, "batches_per_user": NAN,
+        }  # fmt: skip
+    sessions = len(np.unique(_pairs(sel["user"], sel["session"])))
+    batches = len(np.unique(_pairs(sel["user"], sel["batch"])))
     return {
-        "users": len(users),
-        "sessions": len(sessions),
-        "batches": len(batches),
-        "jobs_per_session": len(sel) / len(sessions),
-        "jobs_per_batch": len(sel) / len(batches),
-        "sessions_per_user": len(sessions) / len(users),
-        "batches_per_user": len(batches) / len(users),
-        "per_user": table,
+        "active_users": users,
+        "sessions": sessions,
+        "batches": batches,
+        "jobs_per_session": len(sel) / sessions,
+        "jobs_per_batch": len(sel) / batches,
+        "sessions_per_user": sessions / users,
+        "batches_per_user": batches / users,
     }
 
 
+#: Columns of the per-user table (:func:`per_user`).
+USER_DTYPE = np.dtype(
+    [
+        ("user", np.int64),
+        ("jobs", np.int64),
+        ("sessions", np.int64),
+        ("batches", np.int64),
+        ("response_mean_min", np.float64),
+        ("slowdown_mean", np.float64),
+    ]
+)
+
+
+def per_user(records: np.ndarray, window: tuple[float, float]) -> np.ndarray:
+    """Per-user statistics over the window's jobs: one row per user who submitted in it.
+
+    Sessions and batches are 0 for jobs without sessions (trace replays).
+    """
+    sel = window_jobs(records, window)
+    user = sel["user"]
+    users, user_index = np.unique(user, return_inverse=True)
+    table = np.zeros(len(users), dtype=USER_DTYPE)
+    if not len(sel):
+        return table
+    slowdown, _ = slowdowns(sel)
+    jobs = np.bincount(user_index)
+    table["user"] = users
+    table["jobs"] = jobs
+    if (sel["session"] >= 0).any():
+        for column, counted in (("session", "sessions"), ("batch", "batches")):
+            pairs = np.unique(_pairs(user, sel[column]))
+            table[counted] = np.bincount(np.searchsorted(users, pairs >> 31), minlength=len(users))
+    table["response_mean_min"] = np.bincount(user_index, weights=sel["response"]) / jobs / MINUTE
+    table["slowdown_mean"] = np.bincount(user_index, weights=slowdown) / jobs
+    return table
+
+
 def _mean(values: np.ndarray) -> float:
-    return float(values.mean()) if len(values) else float("nan")
+    return float(values.mean()) if len(values) else NAN

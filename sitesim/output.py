@@ -1,6 +1,10 @@
-"""Writing output files atomically: a temporary file in the same folder, then a rename.
+"""Writing outputs so that nothing half-written is ever left behind.
 
-An interrupted run therefore never leaves a half-written result behind.
+- :func:`atomic_write`: one file, written to a temporary file in the same folder, then renamed.
+- :func:`staged_folder`: a folder of files, written into a temporary sibling folder and then
+  published at once, so a run folder is complete or absent.
+- :func:`check_output_folder` and :func:`check_output_file`: checked before a run starts, so a
+  bad ``--out`` fails at once with one line instead of after hours of simulation.
 """
 
 from __future__ import annotations
@@ -9,9 +13,14 @@ import gzip
 import json
 import math
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from sitesim.errors import SitesimError
 
 
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
@@ -36,6 +45,74 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def staged_folder(target: str | os.PathLike[str], *, last: str | None = None) -> Iterator[Path]:
+    """Write the files of folder ``target`` into the yielded temporary folder; they are
+    published when the block ends without an error, and discarded otherwise.
+
+    A new ``target`` appears in one rename, complete. Into an existing folder the files are
+    moved one by one (each move atomic), ``last`` (e.g. ``results.json``) after the others, so
+    its presence marks a complete set.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        yield staging
+        staging.chmod(0o777 & ~_umask())  # mkdtemp makes 0700; give what mkdir() would
+        if not target.exists():
+            staging.rename(target)
+            return
+        names = sorted(p.name for p in staging.iterdir())
+        if last in names:
+            names.remove(last)
+            names.append(last)
+        for name in names:
+            os.replace(staging / name, target / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def check_output_folder(path: str | os.PathLike[str]) -> None:
+    """Fail now, with one line, if outputs cannot be written into folder ``path``.
+
+    The folder may exist or not; its nearest existing ancestor must be a folder we can create
+    files in.
+
+    Raises:
+        SitesimError: naming the path and the cause.
+    """
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise SitesimError(f"{target}: exists and is not a folder")
+    _check_creatable(target)
+
+
+def check_output_file(path: str | os.PathLike[str]) -> None:
+    """Fail now, with one line, if file ``path`` cannot be written (see
+    :func:`check_output_folder`)."""
+    target = Path(path)
+    if target.is_dir():
+        raise SitesimError(f"{target}: is a folder; give a file name")
+    _check_creatable(target.parent)
+
+
+def _check_creatable(folder: Path) -> None:
+    """The nearest existing ancestor of ``folder`` (itself included) must be a folder in which
+    a file can be created: tried with an anonymous temporary file, which leaves nothing."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    where = "" if existing == folder else f" (in {existing})"
+    if not existing.is_dir():
+        raise SitesimError(f"{folder}: cannot create it{where}: {existing} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise SitesimError(f"{folder}: cannot write{where}: {err.strerror or err}") from None
 
 
 def _umask() -> int:

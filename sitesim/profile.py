@@ -8,6 +8,7 @@ traces of the original study; ``scripts/build_default_profile.sh`` rebuilds it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -105,7 +106,8 @@ class WorkloadProfile:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "profile") -> WorkloadProfile:
-        """A profile from :meth:`to_dict` output, validated; errors name ``where``."""
+        """A profile from :meth:`to_dict` output, validated entry by entry; errors name
+        ``where`` and the entry."""
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ConfigError(f"{where}: not a sitesim workload profile (no 'format': '{FORMAT}')")
         if data.get("version") != VERSION:
@@ -113,27 +115,27 @@ class WorkloadProfile:
                 f"{where}: profile version {data.get('version')!r}; this sitesim reads {VERSION}"
             )
         try:
-            dists = data["distributions"]
+            dists = _mapping(data["distributions"], f"{where}: distributions")
             kwargs: dict[str, Any] = {
-                name: _typed(kind, dists[name], f"{where}: distributions.{name}")
-                for names, kind in ((cls.DISCRETE, Discrete), (cls.QUANTILES, Quantiles))
-                for name in names
+                name: _checked(dists, name, f"{where}: distributions.{name}")
+                for name in cls.DISTRIBUTIONS
             }
+            by_size = _mapping(data["runtimes_by_size"], f"{where}: runtimes_by_size")
             kwargs["runtimes_by_size"] = {
-                int(k): _typed(Quantiles, v, f"{where}: runtimes_by_size.{k}")
-                for k, v in data["runtimes_by_size"].items()
+                _size_class(key, f"{where}: runtimes_by_size"): _checked(
+                    by_size, key, f"{where}: runtimes_by_size.{key}", bounds=_DURATION
+                )
+                for key in by_size
             }
             kwargs["daily"] = _shares(data["daily"], 24, f"{where}: daily")
             kwargs["weekly"] = _shares(data["weekly"], 7, f"{where}: weekly")
-            kwargs["max_estimate"] = float(data["max_estimate"])
+            kwargs["max_estimate"] = _positive(data["max_estimate"], f"{where}: max_estimate")
             kwargs["sources"] = list(data["sources"])
-            kwargs["settings"] = dict(data["settings"])
+            kwargs["settings"] = dict(_mapping(data["settings"], f"{where}: settings"))
         except KeyError as err:
             raise ConfigError(f"{where}: missing key {err}") from None
-        except (TypeError, ValueError) as err:
+        except TypeError as err:
             raise ConfigError(f"{where}: {err}") from None
-        if not (math.isfinite(kwargs["max_estimate"]) and kwargs["max_estimate"] > 0):
-            raise ConfigError(f"{where}: max_estimate must be > 0, got {kwargs['max_estimate']}")
         return cls(**kwargs)
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -143,43 +145,124 @@ class WorkloadProfile:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> WorkloadProfile:
         """Read and validate a profile JSON file."""
-        name = os.fspath(path)
-        try:
-            text = Path(name).read_text()
-        except OSError as err:
-            raise SitesimError(f"{name}: cannot read: {err.strerror or err}") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ConfigError(f"{name}: not valid JSON: {err}") from None
-        return cls.from_dict(data, where=name)
+        return read_profile(os.fspath(path))[0]
 
     def __repr__(self) -> str:
         names = ", ".join(str(s.get("name")) for s in self.sources)
         return f"WorkloadProfile(sources=[{names}], sizes={self.sizes!r})"
 
 
-def _typed(kind: type[Any], data: Any, where: str) -> Any:
-    """The distribution stored in ``data``, which must be of ``kind``."""
+#: What the values of each distribution must be: (lowest, lowest allowed?, whole numbers?).
+_DURATION = (0.0, True, False)
+_BOUNDS = {
+    "sizes": (1.0, True, True),
+    "size_repetitions": (1.0, True, True),
+    "batch_widths": (1.0, True, True),
+    "runtimes": _DURATION,
+    "inter_submission": _DURATION,
+    "think_short": _DURATION,
+    "breaks": _DURATION,
+    "waits": _DURATION,
+    "estimate_ratios": (0.0, False, False),
+}
+
+
+def _mapping(data: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected an object, got {data!r}")
+        raise ConfigError(f"{where}: expected an object, got {_short(data)}")
+    return data
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _checked(
+    dists: Mapping[str, Any], name: str, where: str, bounds: tuple[float, bool, bool] | None = None
+) -> Any:
+    """The distribution ``dists[name]``, of the kind and in the range its name requires."""
+    data = _mapping(dists[name], where)
     dist = from_dict(data, where)
+    kind = Discrete if name in WorkloadProfile.DISCRETE else Quantiles
     if not isinstance(dist, kind):
         raise ConfigError(f"{where}: must be {kind.__name__.lower()}, not {data.get('kind')!r}")
+    low, inclusive, whole = bounds or _BOUNDS[name]
+    values = dist.values if isinstance(dist, Discrete) else dist.x
+    smallest = float(values.min())
+    if smallest < low or (not inclusive and smallest == low):
+        relation = ">=" if inclusive else ">"
+        raise ConfigError(f"{where}: values must be {relation} {low:g}, found {smallest:g}")
+    if whole and not np.all(values == np.round(values)):
+        raise ConfigError(f"{where}: values must be whole numbers")
     return dist
 
 
+def _size_class(key: Any, where: str) -> int:
+    """A key of runtimes_by_size: a power of two, as text."""
+    try:
+        size = int(key)
+    except ValueError:
+        size = 0
+    if size < 1 or size & (size - 1):
+        raise ConfigError(f"{where}: keys must be powers of two (size classes), got {key!r}")
+    return size
+
+
+def _positive(value: Any, where: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (math.isfinite(value) and value > 0)
+    ):
+        raise ConfigError(f"{where}: must be a number > 0, got {_short(value)}")
+    return float(value)
+
+
 def _shares(values: Any, length: int, where: str) -> np.ndarray:
-    array = np.asarray(values, dtype=np.float64)
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = np.full(1, np.nan)
     if array.shape != (length,) or not (array >= 0).all() or not array.sum() > 0:
-        raise ConfigError(f"{where}: expected {length} non-negative shares, got {values!r}")
+        raise ConfigError(f"{where}: expected {length} non-negative shares, got {_short(values)}")
     return normalized(array)
+
+
+#: The name a run configuration gives the profile shipped with sitesim.
+DEFAULT_PROFILE = "default"
+
+
+def read_profile(name: str) -> tuple[WorkloadProfile, str]:
+    """The profile stored in file ``name`` (or the shipped one, for ``"default"``) and the
+    sha256 of the file's bytes.
+
+    Raises:
+        SitesimError: the file cannot be read; ConfigError: it is not a valid profile.
+    """
+    if name == DEFAULT_PROFILE:
+        raw = resources.files("sitesim").joinpath("data/default_profile.json").read_bytes()
+        where = "sitesim default profile"
+    else:
+        where = name
+        try:
+            raw = Path(name).read_bytes()
+        except OSError as err:
+            raise SitesimError(f"{name}: cannot read: {err.strerror or err}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"{where}: not a text file (a profile is JSON; is it compressed or binary?)"
+        ) from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{where}: not valid JSON: {err}") from None
+    return WorkloadProfile.from_dict(data, where=where), hashlib.sha256(raw).hexdigest()
 
 
 def default_profile() -> WorkloadProfile:
     """The profile shipped with sitesim (see docs/reference/profiles.md)."""
-    text = resources.files("sitesim").joinpath("data/default_profile.json").read_text()
-    return WorkloadProfile.from_dict(json.loads(text), where="sitesim default profile")
+    return read_profile(DEFAULT_PROFILE)[0]
 
 
 # -- building ---------------------------------------------------------------------------------

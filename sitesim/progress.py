@@ -8,7 +8,7 @@ from typing import TextIO
 
 
 class ProgressBar:
-    """Call with the fraction done (0..1); ``close()`` ends the line.
+    """Call with the fraction done (0..1) and an optional note; ``close()`` ends the line.
 
     Redraws at most ten times a second, and only on a terminal, so piping sitesim's output
     into a file stays clean.
@@ -21,8 +21,9 @@ class ProgressBar:
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
         self._last = 0.0
         self._drawn = False
+        self._length = 0  # of the line drawn last
 
-    def __call__(self, fraction: float) -> None:
+    def __call__(self, fraction: float, note: str = "") -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -31,13 +32,15 @@ class ProgressBar:
         self._last = now
         filled = round(self.width * min(max(fraction, 0.0), 1.0))
         bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {100 * fraction:5.1f}%")
+        line = f"{self.label} [{bar}] {100 * fraction:5.1f}%" + (f" {note}" if note else "")
+        self.stream.write("\r" + line.ljust(self._length))
         self.stream.flush()
+        self._length = len(line)
         self._drawn = True
 
     def close(self) -> None:
         if self._drawn:
-            self.stream.write("\r" + " " * (len(self.label) + self.width + 12) + "\r")
+            self.stream.write("\r" + " " * self._length + "\r")
             self.stream.flush()
             self._drawn = False
 

@@ -9,14 +9,20 @@ from typing import Any
 
 import numpy as np
 
+from sitesim import __version__
+from sitesim.config import ReplayConfig, SiteConfig
 from sitesim.job import JobState
-from sitesim.output import atomic_write, to_json
-from sitesim.records import records_csv
+from sitesim.output import atomic_write, staged_folder, to_json
+from sitesim.records import format_value, records_csv
 from sitesim.site import SiteResult
 from sitesim.swf import COLUMN, SWFTrace, format_swf
 
 #: Files written into an output folder.
-SWF_NAME, RESULTS_NAME, JOBS_NAME = "simulated.swf", "results.json", "jobs.csv"
+SWF_NAME, RESULTS_NAME, JOBS_NAME, USERS_NAME = (
+    "simulated.swf", "results.json", "jobs.csv", "users.csv",
+)  # fmt: skip
+#: One flat row per run, for several runs.
+RUNS_NAME = "runs.csv"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -50,16 +56,16 @@ def replay_row(result: SiteResult) -> list[Any]:
     """One row of :data:`REPLAY_COLUMNS`."""
     s = result.summary
     return [
-        scheduler_label(result),
-        s["jobs"],
-        s["utilization"],
-        s["throughput_per_hour"],
-        s["wait"]["mean"] / 60,
-        s["response"]["mean"] / 60,
-        s["slowdown"]["mean"],
-        s["bounded_slowdown"]["mean"],
-        s["max_wait"] / 3600,
-        s["makespan"] / 86400,
+        result.label,
+        s.jobs,
+        s.utilization,
+        s.throughput_per_h,
+        s.wait_mean_min,
+        s.response_mean_min,
+        s.slowdown_mean,
+        s.bsld_mean,
+        s.wait_max_min / 60,
+        s.makespan_d,
     ]
 
 
@@ -69,41 +75,80 @@ RUN_COLUMNS = (
 )  # fmt: skip
 
 
-def scheduler_label(result: SiteResult) -> str:
-    """The scheduler's name with its parameters, e.g. ``CREASY alpha=6000``."""
-    params = result.config.get("scheduler_params") or {}
-    return result.config["scheduler"] + "".join(f" {k}={v:g}" for k, v in params.items())
-
-
 def run_row(result: SiteResult) -> list[Any]:
     """One row of :data:`RUN_COLUMNS` (spec README §5)."""
     s = result.summary
-    users = s.get("users", {})
+    users = result.config.users if isinstance(result.config, SiteConfig) else s.active_users
     return [
-        result.config["users"],
-        s["utilization"],
-        s["throughput_per_hour"],
-        users.get("jobs_per_session", float("nan")),
-        s["response"]["mean"] / 60,
-        s["slowdown"]["mean"],
-        scheduler_label(result),
+        users,
+        s.utilization,
+        s.throughput_per_h,
+        s.jobs_per_session,
+        s.response_mean_min,
+        s.slowdown_mean,
+        result.label,
     ]
 
 
-def users_csv(result: SiteResult) -> str:
-    """The per-user table of a site-level run as CSV."""
-    rows = result.summary.get("users", {}).get("per_user", [])
-    header = ["user", "jobs", "sessions", "batches", "mean_response", "mean_slowdown"]
+def flat_row(result: SiteResult, **extra: Any) -> dict[str, Any]:
+    """One flat row of a run: what it varied (users or trace, scheduler and parameters, seed),
+    ``extra`` columns, then every summary field."""
+    config = result.config
+    row: dict[str, Any] = {}
+    if isinstance(config, SiteConfig):
+        row["users"] = config.users
+    elif isinstance(config, ReplayConfig):
+        row["trace"] = config.trace
+    row["scheduler"] = result.scheduler
+    row.update(result.scheduler_params)
+    row["seed"] = None if config is None else config.seed
+    row.update(extra)
+    row.update(result.summary.as_dict())
+    return row
+
+
+def csv_text(rows: Sequence[dict[str, Any]]) -> str:
+    """Rows as CSV; NaN and None are empty cells.
+
+    The columns are those of every row; a column some rows lack is placed after the column it
+    follows in the first row that has it (so ``alpha`` stays beside ``scheduler``).
+    """
+    header: list[str] = []
+    for row in rows:
+        previous = -1
+        for key in row:
+            if key in header:
+                previous = header.index(key)
+            else:
+                previous += 1
+                header.insert(previous, key)
     lines = [",".join(header)]
-    lines.extend(",".join(str(row[k]) for k in header) for row in rows)
+    lines.extend(",".join(_csv_cell(row.get(key)) for key in header) for row in rows)
     return "\n".join(lines) + "\n"
 
 
+def _csv_cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    if isinstance(value, float):
+        return format_value(value)
+    text = str(value)
+    return '"' + text.replace('"', '""') + '"' if "," in text or '"' in text else text
+
+
 def results_document(result: SiteResult) -> dict[str, Any]:
-    """What results.json holds: configuration (with seed and version), summary, counters."""
+    """What results.json holds: the version, the configuration that reproduces the run (null
+    if custom pieces made it), the workload facts, refused submissions, the flat summary and
+    the scheduler's counters."""
     return {
-        "config": result.config,
-        "summary": result.summary,
+        "sitesim_version": __version__,
+        "config": None if result.config is None else result.config.to_dict(),
+        "procs": result.procs,
+        "scheduler": result.scheduler,
+        "scheduler_params": result.scheduler_params,
+        "workload": result.workload,
+        "rejected": result.rejected,
+        "summary": result.summary.as_dict(),
         "scheduler_stats": result.scheduler_stats,
     }
 
@@ -151,21 +196,22 @@ def result_swf(result: SiteResult, source: SWFTrace | None = None) -> np.ndarray
 def result_header(result: SiteResult, source: SWFTrace | None = None) -> list[str]:
     """SWF header lines naming the generator, machine, user model, scheduler and seed."""
     config = result.config
-    params = config.get("scheduler_params") or {}
-    scheduler = config["scheduler"] + (
+    params = result.scheduler_params
+    scheduler = result.scheduler + (
         " (" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
     )
+    mode = {"site": "site-level", "replay": "open replay"}.get(config.mode if config else "")
     lines = [
         "; Version: 2.2",
-        f"; Computer: sitesim {config['sitesim_version']} simulated machine",
-        f"; Note: generated by sitesim ({config.get('mode', 'simulation')})",
+        f"; Computer: sitesim {__version__} simulated machine",
+        f"; Note: generated by sitesim ({mode or 'simulation'})",
         f"; Note: scheduler {scheduler}",
-        f"; Note: user model {_user_model(config)}",
-        f"; Note: seed {config.get('seed')}",
+        f"; Note: user model {_user_model(result)}",
+        f"; Note: seed {config.seed if config else 'unknown (custom run)'}",
         f"; MaxJobs: {len(result.records)}",
         f"; MaxRecords: {len(result.records)}",
-        f"; MaxNodes: {config['procs']}",
-        f"; MaxProcs: {config['procs']}",
+        f"; MaxNodes: {result.procs}",
+        f"; MaxProcs: {result.procs}",
     ]
     if source is not None:
         lines.append(f"; Note: source header of {source.name} follows, each line marked '> '")
@@ -173,25 +219,43 @@ def result_header(result: SiteResult, source: SWFTrace | None = None) -> list[st
     return lines
 
 
-def _user_model(config: dict[str, Any]) -> str:
-    if config.get("mode") == "open replay":
+def _user_model(result: SiteResult) -> str:
+    config = result.config
+    if isinstance(config, ReplayConfig):
         return (
-            f"open trace replay of {config.get('trace')} "
-            f"(scale factor {config.get('scale_factor'):.6g}, estimates {config.get('estimates')})"
+            f"open trace replay of {config.trace} (scale factor "
+            f"{result.workload.get('scale_factor', 1.0):.6g}, estimates {config.estimates})"
         )
-    model = config.get("user_model", {})
-    settings = ", ".join(f"{k}={v}" for k, v in model.items() if k != "kind")
-    return (
-        f"{config.get('users')} {model.get('kind')} users for {config.get('days'):g} days, "
-        f"{config.get('profile')}; {settings}"
-    )
+    if isinstance(config, SiteConfig):
+        settings = ", ".join(
+            f"{name}={getattr(config, name)}"
+            for name in ("estimates", "correlated", "pcont_a", "pcont_b", "day_share",
+                         "weekday_share", "shift_max_min")
+        )  # fmt: skip
+        return (
+            f"{config.users} {config.model} users for {config.days:g} days, profile "
+            f"{config.profile}; {settings}"
+        )
+    return "custom (not described by a configuration)"
 
 
-def write_outputs(out: str | Path, result: SiteResult, source: SWFTrace | None = None) -> Path:
-    """Write the simulated SWF, results.json and the per-job CSV into folder ``out``."""
+def write_outputs(
+    out: str | Path,
+    result: SiteResult,
+    source: SWFTrace | None = None,
+    *,
+    users: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write the simulated SWF, results.json (with ``extra`` entries) and the per-job CSV (and,
+    with ``users``, the per-user CSV) into folder ``out``, all or nothing (results.json is the
+    last to appear)."""
     folder = Path(out)
-    swf = format_swf(result_swf(result, source), result_header(result, source))
-    atomic_write(folder / SWF_NAME, swf)
-    atomic_write(folder / RESULTS_NAME, to_json(results_document(result)))
-    atomic_write(folder / JOBS_NAME, records_csv(result.records))
+    with staged_folder(folder, last=RESULTS_NAME) as staging:
+        swf = format_swf(result_swf(result, source), result_header(result, source))
+        atomic_write(staging / SWF_NAME, swf)
+        atomic_write(staging / JOBS_NAME, records_csv(result.records))
+        if users:
+            atomic_write(staging / USERS_NAME, records_csv(result.per_user))
+        atomic_write(staging / RESULTS_NAME, to_json({**results_document(result), **(extra or {})}))
     return folder

@@ -2,31 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from sitesim.errors import require
-from sitesim.models.users import UserModel
-from sitesim.profile import WorkloadProfile, default_profile
-from sitesim.schedulers.base import Scheduler
-from sitesim.site import Site, SiteResult
+from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
+from sitesim.errors import ConfigError
+from sitesim.models.users import UserKind, UserModel
+from sitesim.profile import WorkloadProfile, read_profile
+from sitesim.schedulers import Scheduler, create, registered
+from sitesim.site import Site, SiteResult, User
 
 DAY = 86_400.0
-#: Default warm-up excluded from the metrics (days): one week, one full weekly cycle.
-WARMUP_DAYS = 7.0
+
+#: A custom user model: ``factory(uid, profile, procs, seed)`` returns user ``uid`` (1-based),
+#: any object with a ``run(site)`` process method (:class:`sitesim.site.User`).
+UserFactory = Callable[[int, WorkloadProfile, int, int], User]
+Progress = Callable[[float], None]
 
 
 def simulate(
     users: int,
-    scheduler: Scheduler,
+    scheduler: str | Scheduler = "EASY",
     *,
-    model: UserModel | None = None,
+    model: UserKind | UserModel | UserFactory = "complete",
     procs: int = 128,
     days: float = 182.0,
-    profile: WorkloadProfile | None = None,
-    profile_name: str = "sitesim default profile",
-    seed: int = 1,
     warmup_days: float = WARMUP_DAYS,
-    progress: Callable[[float], None] | None = None,
+    profile: str | os.PathLike[str] | WorkloadProfile | None = None,
+    seed: int = 1,
+    strict: bool = False,
+    progress: Progress | None = None,
+    **scheduler_params: Any,
 ) -> SiteResult:
     """Run ``users`` simulated users on a site for ``days`` days.
 
@@ -35,37 +43,85 @@ def simulate(
 
     Args:
         users: number of users (ids 1..users).
-        scheduler: a fresh scheduler.
-        model: the user model (default: complete users with the spec's constants).
+        scheduler: a scheduler name (with its parameters as keyword arguments, e.g.
+            ``alpha=3000``) or a fresh scheduler object.
+        model: ``"complete"``, ``"static"``, a :class:`UserModel`, or a user factory
+            ``factory(uid, profile, procs, seed)`` returning any object with ``run(site)``.
         procs: machine size.
         days: horizon in days.
-        profile: the workload profile (default: the shipped one).
-        profile_name: how the results name the profile.
-        seed: root seed of every random stream.
         warmup_days: days excluded from the metrics.
+        profile: a profile JSON file, a :class:`WorkloadProfile`, or None for the shipped one.
+        seed: root seed of every random stream.
+        strict: an impossible job stops the run instead of being skipped and counted.
+        progress: called with the fraction of the horizon simulated so far.
+
+    Returns:
+        The result. Its ``config`` reproduces the run (:func:`sitesim.run`), unless the run
+        used a custom scheduler object, user factory or in-memory profile (then it is None).
+    """
+    if isinstance(scheduler, str):
+        scheduler = create(scheduler, **scheduler_params)
+    elif scheduler_params:
+        raise ConfigError("give scheduler parameters to the scheduler object, not simulate()")
+    user_model = UserModel(kind=model) if isinstance(model, str) else model
+    in_memory = isinstance(profile, WorkloadProfile)
+    # A configuration validates every setting, even of a run it cannot fully describe.
+    config = SiteConfig(
+        users=users,
+        procs=procs,
+        days=days,
+        warmup_days=warmup_days,
+        profile=DEFAULT_PROFILE if profile is None or in_memory else os.fspath(profile),  # type: ignore[arg-type]
+        seed=seed,
+        strict=strict,
+        **(SiteConfig.model_settings(user_model) if isinstance(user_model, UserModel) else {}),
+    )
+    if registered(scheduler):
+        config = config.replace(scheduler=scheduler.name, scheduler_params=scheduler.params())
+    if registered(scheduler) and isinstance(user_model, UserModel) and not in_memory:
+        return run_site(config, scheduler=scheduler, progress=progress)
+    workload = profile if isinstance(profile, WorkloadProfile) else read_profile(config.profile)[0]
+    if isinstance(user_model, UserModel):
+        population: Sequence[User] = user_model.users(users, workload, procs, seed)
+    else:
+        population = [user_model(uid, workload, procs, seed) for uid in range(1, users + 1)]
+    return _run(config, scheduler, population, progress)  # no configuration: custom pieces
+
+
+def run_site(
+    config: SiteConfig, *, scheduler: Scheduler | None = None, progress: Progress | None = None
+) -> SiteResult:
+    """Run the site-level simulation ``config`` describes.
+
+    The profile is read from its file; when the configuration names a sha256, the file must
+    still have it. The result's configuration is ``config`` with the sha256 filled in.
+
+    Args:
+        config: the run.
+        scheduler: the scheduler the configuration describes, if already built.
         progress: called with the fraction of the horizon simulated so far.
     """
-    require(days > 0, f"days must be > 0, got {days}")
-    require(0 <= warmup_days < days, f"warm-up must be in [0, {days:g}) days, got {warmup_days}")
-    model = model or UserModel()
-    profile = profile or default_profile()
-    horizon = days * DAY
-    site = Site(
-        procs,
-        scheduler,
-        config={
-            "mode": "site-level",
-            "users": users,
-            "user_model": model.to_dict(),
-            "days": days,
-            "profile": profile_name,
-            "profile_sources": [s.get("name") for s in profile.sources],
-            "seed": seed,
-        },
-    )
-    for user in model.users(users, profile, procs, seed):
+    profile, sha256 = read_profile(config.profile)
+    if config.profile_sha256 is not None and config.profile_sha256 != sha256:
+        raise ConfigError(
+            f"profile {config.profile} has changed since the run: its sha256 is {sha256}, "
+            f"the run used {config.profile_sha256}"
+        )
+    config = dataclasses.replace(config, profile_sha256=sha256)
+    users = config.user_model().users(config.users, profile, config.procs, config.seed)
+    result = _run(config, scheduler or config.make_scheduler(), users, progress)
+    return dataclasses.replace(result, config=config)
+
+
+def _run(
+    config: SiteConfig, scheduler: Scheduler, users: Sequence[User], progress: Progress | None
+) -> SiteResult:
+    """The simulation itself, with every piece built."""
+    site = Site(config.procs, scheduler, strict=config.strict)
+    for user in users:
         site.add_user(user)
+    horizon = config.days * DAY
     report = None if progress is None else (lambda now: progress(min(now / horizon, 1.0)))
     return site.run(
-        until=horizon, warmup=warmup_days * DAY, progress=report, progress_step=horizon / 200
+        until=horizon, warmup=config.warmup_days * DAY, progress=report, progress_step=horizon / 200
     )

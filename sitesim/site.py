@@ -18,23 +18,29 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL, Event, EventPriority
+from simpy.core import StopSimulation
+from simpy.events import NORMAL, Event, EventPriority, Process
 
-from sitesim import __version__
-from sitesim.job import MIN_ESTIMATE, Job
+from sitesim.errors import InvalidJobError, SchedulerError
+from sitesim.job import MIN_ESTIMATE, Job, JobState
 from sitesim.machine import Machine
-from sitesim.metrics import summarize
+from sitesim.metrics import Summary, per_user, summarize
 from sitesim.records import job_records
-from sitesim.schedulers.base import Scheduler
+from sitesim.schedulers.base import Scheduler, scheduler_label
+
+if TYPE_CHECKING:
+    from sitesim.config import RunConfig
 
 ProcessGenerator = Generator[Event, Any, Any]
 
 #: Priority of the allocation pass: after every NORMAL event of the same instant.
 LATE = EventPriority(NORMAL + 1)
+#: Why the site refuses a submission (the keys of ``Site.rejected``).
+AFTER_HORIZON = "submitted after the horizon"
 
 
 class User(Protocol):
@@ -57,42 +63,75 @@ class SiteResult:
     """What a run produced, as plain data.
 
     Attributes:
-        config: the fully resolved configuration (procs, scheduler and parameters, users, ...).
+        procs: machine size.
+        scheduler: the scheduler's name; ``scheduler_params`` its parameters.
         records: per-job records, a NumPy structured array (see :mod:`sitesim.records`).
-        summary: the summary metrics (see :func:`sitesim.metrics.summarize`).
+        summary: the summary metrics, one flat record (:class:`sitesim.metrics.Summary`).
+        per_user: per-user statistics (:func:`sitesim.metrics.per_user`).
         busy_times, busy_levels: busy processors over time (a step function).
-        scheduler_stats: counters specific to the scheduler.
+        scheduler_stats: counters of the engine (``passes``) and of the scheduler.
+        rejected: submissions the site refused, by reason (impossible jobs in lenient mode,
+            submissions after the horizon).
+        config: the configuration that describes the run (None for a site built by hand).
+        workload: facts about the workload a configuration resolved to (for a replay: lines
+            skipped, offered loads, scale factor, ...).
     """
 
-    config: dict[str, Any]
+    procs: int
+    scheduler: str
+    scheduler_params: dict[str, Any]
     records: np.ndarray
-    summary: dict[str, Any]
+    summary: Summary
+    per_user: np.ndarray = field(repr=False)
     busy_times: np.ndarray = field(repr=False)
     busy_levels: np.ndarray = field(repr=False)
     scheduler_stats: dict[str, Any] = field(default_factory=dict)
+    rejected: dict[str, int] = field(default_factory=dict)
+    config: RunConfig | None = None
+    workload: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """The scheduler's name with its parameters, e.g. ``CREASY alpha=6000``."""
+        return scheduler_label(self.scheduler, self.scheduler_params)
 
 
 class Site:
     """A parallel machine, its scheduler and its users.
 
+    The site is the boundary every job crosses. :meth:`submit` checks each job: a job the
+    machine cannot run (size not in 1..procs, negative or unknown runtime, estimate below
+    :data:`~sitesim.job.MIN_ESTIMATE` or not finite) is rejected and counted by reason, or, with
+    ``strict=True``, stops the run with :class:`~sitesim.errors.InvalidJobError`. Submissions
+    at or after the horizon are refused; at the horizon every user process is interrupted, and
+    the run ends once the machine has drained, so no user can keep a run going. A scheduler
+    that leaves jobs waiting on an idle machine when no submission can come any more raises
+    :class:`~sitesim.errors.SchedulerError`.
+
     Args:
         procs: number of processors.
-        scheduler: the scheduling policy.
-        config: extra configuration stored with the result (users, trace, seed, ...).
+        scheduler: the scheduling policy (a fresh one: it keeps state).
+        strict: raise on an impossible job instead of rejecting and counting it.
     """
 
-    def __init__(
-        self, procs: int, scheduler: Scheduler, config: dict[str, Any] | None = None
-    ) -> None:
+    def __init__(self, procs: int, scheduler: Scheduler, *, strict: bool = False) -> None:
         self.env = simpy.Environment()
         self.machine = Machine(self.env, procs, self._job_ended)
         self.scheduler = scheduler
-        self.config: dict[str, Any] = dict(config or {})
+        self.strict = strict
         #: Users submit jobs only before the horizon; then the machine drains.
         self.horizon = math.inf
-        #: Every submitted job, in submit order (``jobs[i].id == i + 1``).
+        #: Every accepted job, in submit order (``jobs[i].id == i + 1``).
         self.jobs: list[Job] = []
+        #: Refused submissions by reason.
+        self.rejected: dict[str, int] = {}
         self.passes = 0
+        self._users: list[Process] = []
+        self._live_users = 0
+        self._unfinished = 0  # accepted jobs not yet ended
+        self._closed = False  # no submission can come any more
+        self._drained = self.env.event()  # closed and every job ended: the run is over
+        self._drained.callbacks.append(StopSimulation.callback)
         self._wakeup = _Wakeup(self.env)
         self.env.process(self.serve())
 
@@ -103,25 +142,78 @@ class Site:
     # -- what users call --------------------------------------------------------------------
     def add_user(self, user: User) -> None:
         """Start a user process."""
-        self.env.process(user.run(self))
+        process = self.env.process(user.run(self))
+        process.callbacks.append(self._user_ended)
+        self._users.append(process)
+        self._live_users += 1
 
-    def submit(self, job: Job) -> None:
-        """Submit ``job`` now: it gets the next id and joins the scheduler's queue."""
-        if not job.estimate >= MIN_ESTIMATE:
-            raise ValueError(f"job estimate {job.estimate} is below {MIN_ESTIMATE} s")
+    def submit(self, job: Job) -> bool:
+        """Submit ``job`` now; True if accepted.
+
+        An accepted job gets the next id and joins the scheduler's queue. A refused one is
+        marked REJECTED and counted in :attr:`rejected` (its completion event fires at once).
+
+        Raises:
+            InvalidJobError: in strict mode, for a job the machine cannot run.
+        """
+        size, runtime, estimate = job.size, job.runtime, job.estimate
+        if not (
+            1 <= size <= self.machine.procs
+            and 0.0 <= runtime < math.inf
+            and MIN_ESTIMATE <= estimate < math.inf
+            and size == int(size)
+        ):
+            return self._reject(job, self._problem(job))
+        if self._closed:
+            return self._reject(job, AFTER_HORIZON)
         job.id = len(self.jobs) + 1
         self.jobs.append(job)
         now = self.env.now
         job.mark_submitted(now)
+        self._unfinished += 1
         self.scheduler.submit(job, now)
         if not self._wakeup.triggered:
             self._wakeup.trigger_late()
+        return True
 
     def completion(self, job: Job) -> Event:
-        """The event that fires (with the job as value) when ``job`` ends."""
+        """The event that fires (with the job as value) when ``job`` ends (at once for a
+        rejected job)."""
         if job.done is None:
             job.done = self.env.event()
+            if job.state is JobState.REJECTED:
+                job.done.succeed(job)
         return job.done
+
+    def _problem(self, job: Job) -> tuple[str, str]:
+        """Why the machine cannot run ``job``: (reason, detail)."""
+        size, runtime, estimate = job.size, job.runtime, job.estimate
+        procs = self.machine.procs
+        if not (isinstance(size, int | float) and size >= 1 and float(size).is_integer()):
+            return "size below 1 or fractional", f"has size {size}; sizes are whole numbers >= 1"
+        if size > procs:
+            return "larger than the machine", f"needs {size} processors; the machine has {procs}"
+        if not runtime >= 0 or runtime == math.inf:
+            return "unknown or negative runtime", f"has runtime {runtime}; it must be >= 0 s"
+        return (
+            "estimate below 1 s or not finite",
+            f"has estimate {estimate}; it must be a finite number >= {MIN_ESTIMATE:g} s",
+        )
+
+    def _reject(self, job: Job, problem: tuple[str, str] | str) -> bool:
+        if isinstance(problem, tuple):
+            reason, detail = problem
+            if self.strict:
+                raise InvalidJobError(
+                    f"job of user {job.user} submitted at t = {self.env.now:g} s {detail}"
+                )
+        else:
+            reason = problem
+        self.rejected[reason] = self.rejected.get(reason, 0) + 1
+        job.mark_rejected()
+        if job.done is not None:
+            job.done.succeed(job)
+        return False
 
     # -- the scheduler process --------------------------------------------------------------
     def serve(self) -> ProcessGenerator:
@@ -133,13 +225,45 @@ class Site:
             self.passes += 1
             for job in scheduler.allocate(env.now, machine.free, machine.running):
                 machine.start(job)
+            if self._closed:
+                self._check_end()
 
     def _job_ended(self, job: Job) -> None:
+        self._unfinished -= 1
         self.scheduler.job_ended(job, self.env.now)
         if not self._wakeup.triggered:
             self._wakeup.trigger_late()
         if job.done is not None:
             job.done.succeed(job)
+
+    # -- the end of a run -------------------------------------------------------------------
+    def _user_ended(self, _event: Event) -> None:
+        self._live_users -= 1
+        if not self._live_users and self.horizon == math.inf:
+            self._close()
+
+    def _close(self, _event: Event | None = None) -> None:
+        """No submission can come any more: stop the users, end once the machine drains."""
+        self._closed = True
+        for process in self._users:
+            if process.is_alive:
+                process.callbacks.append(_defuse_interrupt)
+                process.interrupt("horizon")
+        self._check_end()
+
+    def _check_end(self) -> None:
+        """After the last submission: end the run once drained, or find a stalled scheduler.
+        With a pass pending at this instant, the pass checks instead."""
+        if self._wakeup.triggered:
+            return
+        if not self._unfinished:
+            if not self._drained.triggered:
+                self._drained.succeed()
+        elif not self.machine.running:
+            raise SchedulerError(
+                f"scheduler {self.scheduler.name} leaves {self._unfinished} jobs waiting on an "
+                "idle machine after the last submission: they would never start"
+            )
 
     # -- running ------------------------------------------------------------------------------
     def run(
@@ -152,8 +276,9 @@ class Site:
     ) -> SiteResult:
         """Run the site and return its result.
 
-        Users submit jobs only before ``until`` (the horizon; ``None``: until they run out of
-        jobs); afterwards the machine drains, so every submitted job runs to its end.
+        Users submit jobs only before ``until`` (the horizon); at the horizon they are stopped
+        and the machine drains, so every accepted job runs to its end. Without a horizon the
+        run ends when every user process has ended and the machine has drained.
 
         Args:
             until: the horizon in seconds, or ``None``.
@@ -163,17 +288,30 @@ class Site:
         """
         env = self.env
         if until is not None:
+            if not until > env.now:
+                raise ValueError(f"the horizon must be after now ({env.now}), got {until}")
             self.horizon = float(until)
-        if progress is None:
-            env.run()
-        else:  # step by hand: run(until=...) would leave its stop event in the queue
-            step, peek = env.step, env.peek
-            checkpoint = env.now + progress_step
-            while (t := peek()) < math.inf:
-                if t >= checkpoint:
-                    progress(t)
-                    checkpoint = t + progress_step
-                step()
+            env.timeout(self.horizon - env.now).callbacks.append(self._close)
+        elif not self._users:
+            self._close()
+        try:
+            if progress is None:
+                env.run()
+            else:  # step by hand: run(until=...) would leave its stop event in the queue
+                step, peek = env.step, env.peek
+                checkpoint = env.now + progress_step
+                while (t := peek()) < math.inf:
+                    if t >= checkpoint:
+                        progress(t)
+                        checkpoint = t + progress_step
+                    step()
+        except StopSimulation:
+            pass
+        if self._unfinished:
+            raise SchedulerError(
+                f"the run ended with {self._unfinished} jobs that never ended under scheduler "
+                f"{self.scheduler.name}"
+            )
         return self.result(warmup=warmup)
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:
@@ -185,21 +323,22 @@ class Site:
             window = (float(records["submit"][0]) + warmup, float(records["submit"][-1]))
         else:
             window = (0.0, 0.0)
-        config = {
-            "sitesim_version": __version__,
-            "procs": self.machine.procs,
-            "scheduler": self.scheduler.name,
-            "scheduler_params": self.scheduler.params(),
-            "horizon": self.horizon if math.isfinite(self.horizon) else None,
-            "warmup": warmup,
-            **self.config,
-        }
-        stats = {"passes": self.passes, **self.scheduler.stats()}
+        skipped = sum(n for reason, n in self.rejected.items() if reason != AFTER_HORIZON)
         return SiteResult(
-            config=config,
+            procs=self.machine.procs,
+            scheduler=self.scheduler.name,
+            scheduler_params=self.scheduler.params(),
             records=records,
-            summary=summarize(records, self.machine.procs, window),
+            summary=summarize(records, self.machine.procs, window, skipped=skipped),
+            per_user=per_user(records, window),
             busy_times=np.asarray(self.machine.busy_times, dtype=np.float64),
             busy_levels=np.asarray(self.machine.busy_levels, dtype=np.int64),
-            scheduler_stats=stats,
+            scheduler_stats={"passes": self.passes, **self.scheduler.stats()},
+            rejected=dict(sorted(self.rejected.items())),
         )
+
+
+def _defuse_interrupt(process: Event) -> None:
+    """A user process stopped at the horizon by an interrupt it did not catch ends quietly."""
+    if not process.ok and isinstance(process.value, simpy.Interrupt):
+        process.defused = True

@@ -35,8 +35,9 @@ def test_replay_prints_a_row_per_scheduler_and_writes_outputs(trace, tmp_path, c
     assert "skipped 1 impossible jobs (unknown runtime 1)" in captured.err
     for sub in ("FCFS", "EASY", "CREASY"):
         results = json.loads((out / sub / "results.json").read_text())
-        assert results["summary"]["jobs"] == 40
-        assert results["config"]["trace_sha256"]
+        assert results["summary"]["jobs"] == 40 and results["summary"]["jobs_skipped"] == 1
+        assert results["workload"]["jobs_skipped"] == {"unknown runtime": 1}
+        assert len(results["config"]["trace_sha256"]) == 64
         swf = (out / sub / "simulated.swf").read_text().splitlines()
         assert sum(not line.startswith(";") for line in swf) == 40
         assert len((out / sub / "jobs.csv").read_text().splitlines()) == 41
@@ -58,8 +59,11 @@ def test_single_scheduler_writes_into_out_directly(trace, tmp_path, capsys):
         )
         == 0
     )
-    config = json.loads((tmp_path / "o" / "results.json").read_text())["config"]
-    assert config["offered_load"] == pytest.approx(0.5)
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert results["workload"]["offered_load"] == pytest.approx(0.5)
+    assert results["summary"]["offered_load"] == pytest.approx(0.5)
+    config = results["config"]
+    assert config["mode"] == "replay" and config["load"] == 0.5
     assert config["estimates"] == "exact" and config["scheduler"] == "EASY"
 
 
@@ -171,13 +175,20 @@ def test_run_prints_one_row_per_user_count_and_scheduler(tmp_path, capsys):
                                 "Avg.Response(min)", "Avg.Slowdown", "Scheduler"]  # fmt: skip
     assert [line.split()[0] for line in lines[1:5]] == ["2", "2", "4", "4"]
     assert "CREASY alpha=3000" in lines[2]
-    assert len((out / "summary.csv").read_text().splitlines()) == 5
+    runs = (out / "runs.csv").read_text().splitlines()
+    assert len(runs) == 5 and runs[0].startswith("users,scheduler,alpha,seed,jobs,")
     folder = out / "users-0004-CREASY"
     results = json.loads((folder / "results.json").read_text())
-    assert results["config"]["users"] == 4 and results["config"]["seed"] == 1
-    assert results["config"]["user_model"]["kind"] == "complete"
-    assert "jobs_per_session" in results["summary"]["users"]
-    assert (folder / "users.csv").read_text().startswith("user,jobs,sessions,batches")
+    config = results["config"]
+    assert config["mode"] == "site" and config["users"] == 4 and config["seed"] == 1
+    assert config["model"] == "complete" and config["scheduler_params"] == {"alpha": 3000.0}
+    assert len(config["profile_sha256"]) == 64
+    assert results["summary"]["jobs_per_session"] > 0
+    assert (
+        (folder / "users.csv")
+        .read_text()
+        .startswith("user,jobs,sessions,batches,response_mean_min,slowdown_mean")
+    )
     swf = (folder / "simulated.swf").read_text()
     assert "; Note: user model 4 complete users for 7 days" in swf
 
@@ -188,14 +199,15 @@ def test_run_prints_one_row_per_user_count_and_scheduler(tmp_path, capsys):
         (["--users", "0"], "--users: expected 1 <= A <= B"),
         (["--users", "9-3"], "--users: expected 1 <= A <= B"),
         (["--users", "ten"], "--users: expected N or A-B"),
-        (["--pcont", "1.5", "0.05"], "p_cont a must be in (0, 1], got 1.5"),
+        (["--pcont", "1.5", "0.05"], "pcont_a must be in (0, 1], got 1.5"),
         (["--estimates", "guess"], "estimate model must be exact, factor or ratio"),
         (["--alpha", "5"], "--alpha applies to CREASY, not EASY"),
-        (["--days", "7", "--warmup", "7"], "warm-up must be in [0, 7) days, got 7.0"),
-        (["--day-share", "2"], "day-worker share must be in [0, 1], got 2.0"),
+        (["--days", "7", "--warmup", "7"], "warmup_days must be in [0, 7) (shorter than the run)"),
+        (["--day-share", "2"], "day_share must be in [0, 1], got 2.0"),
         (["--profile", "/nonexistent/p.json"], "/nonexistent/p.json: cannot read"),
+        (["--seed", "-1"], "--seed: must be a whole number >= 0, got -1"),
     ],
 )
 def test_run_errors(capsys, argv, message):
-    code, msg = error_of(capsys, ["run", "--days", "2", *argv])
+    code, msg = error_of(capsys, ["run", "--days", "2", "--warmup", "0", *argv])
     assert code == 2 and message in msg

@@ -9,7 +9,8 @@ from typing import Any
 
 from sitesim.activity import THINK_DEFINITIONS
 from sitesim.errors import ConfigError
-from sitesim.schedulers import REGISTRY, Scheduler, create, parameters
+from sitesim.output import check_output_folder
+from sitesim.schedulers import REGISTRY, parameters
 
 
 def number(low: float, *, above: bool = False, whole: bool = False) -> Callable[[str], Any]:
@@ -32,6 +33,7 @@ def number(low: float, *, above: bool = False, whole: bool = False) -> Callable[
 positive_float = number(0, above=True)
 non_negative_float = number(0)
 positive_int = number(1, whole=True)
+seed_number = number(0, whole=True)
 
 
 def scheduler_names(text: str) -> list[str]:
@@ -46,15 +48,23 @@ def scheduler_names(text: str) -> list[str]:
     return names
 
 
-def schedulers(names: list[str], params: dict[str, Any]) -> list[Scheduler]:
-    """Create each scheduler, giving it those of ``params`` (set by the user) it takes."""
+def scheduler_settings(names: list[str], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """For each scheduler, ``{"scheduler": name, "scheduler_params": ...}`` with those of
+    ``params`` (set by the user; None is unset) it takes.
+
+    Raises:
+        ConfigError: a parameter that none of the schedulers takes.
+    """
     given = {key: value for key, value in params.items() if value is not None}
     for key in given:
         if not any(key in parameters(name) for name in names):
             takers = [name for name in REGISTRY if key in parameters(name)]
             raise ConfigError(f"--{key} applies to {', '.join(takers)}, not {', '.join(names)}")
     return [
-        create(name, **{key: value for key, value in given.items() if key in parameters(name)})
+        {
+            "scheduler": name,
+            "scheduler_params": {k: v for k, v in given.items() if k in parameters(name)},
+        }
         for name in names
     ]
 
@@ -92,3 +102,9 @@ def add_scheduler_options(parser: argparse.ArgumentParser) -> None:
         type=non_negative_float,
         help="CREASY's criticality weight alpha >= 0 (default 6000; 0 is EASY)",
     )
+
+
+def check_out(args: argparse.Namespace) -> None:
+    """Fail now, not after the simulation, if --out cannot be written."""
+    if args.out is not None:
+        check_output_folder(args.out)

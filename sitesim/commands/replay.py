@@ -3,20 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from sitesim.commands.arguments import (
     add_scheduler_options,
+    check_out,
     positive_float,
     positive_int,
-    schedulers,
+    scheduler_settings,
 )
+from sitesim.config import ReplayConfig
+from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
-from sitesim.replay import replay
-from sitesim.report import REPLAY_COLUMNS, replay_row, table, write_outputs
+from sitesim.report import (
+    REPLAY_COLUMNS,
+    RUNS_NAME,
+    csv_text,
+    flat_row,
+    replay_row,
+    table,
+    write_outputs,
+)
+from sitesim.site import SiteResult
 from sitesim.swf import read_swf
+from sitesim.trace_replay import run_replay
 
 REPLAY_EPILOG = """\
 examples:
@@ -28,7 +41,8 @@ Each scheduler gives one row: utilization, throughput (jobs submitted per hour),
 response (minutes), mean slowdown and bounded slowdown (tau = 10 s), the longest wait (hours)
 and the makespan (days). With --out, each run writes simulated.swf (all 18 fields), results.json
 (configuration, version, summary metrics) and jobs.csv (one row per job); with several
-schedulers, into one sub-folder each.
+schedulers, into one sub-folder each, and runs.csv holds one row per run with every summary
+metric. `sitesim rerun DIR/results.json` repeats a run.
 
 Lines the machine cannot run (unknown runtime or size, more processors than the machine) are
 skipped and counted in lenient mode (the default), or stop the run with --strict.
@@ -81,48 +95,56 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    chosen = schedulers(args.scheduler, {"alpha": args.alpha})
+    settings = scheduler_settings(args.scheduler, {"alpha": args.alpha})
+    check_out(args)
     trace = read_swf(args.trace)
+    base = ReplayConfig(
+        trace=str(args.trace),
+        trace_sha256=trace.sha256,
+        procs=args.procs,
+        scale=args.scale,
+        load=args.load,
+        estimates=args.estimates,
+        strict=args.strict,
+    )
     rows: list[list[Any]] = []
-    for scheduler in chosen:
-        with ProgressBar(f"replay {scheduler.name}") as bar:
-            result = replay(
-                trace,
-                scheduler,
-                procs=args.procs,
-                scale=args.scale,
-                load=args.load,
-                estimates=args.estimates,
-                strict=args.strict,
-                progress=bar,
-            )
+    flat: list[dict[str, Any]] = []
+    for config in (base.replace(**s) for s in settings):
+        with ProgressBar(f"replay {config.scheduler}") as bar:
+            result = run_replay(config, trace=trace, progress=bar)
         if not rows:
-            _report_workload(result.config)
+            _report_workload(result)
         rows.append(replay_row(result))
+        flat.append(flat_row(result))
         if args.out is not None:
-            folder = args.out / scheduler.name if len(chosen) > 1 else args.out
+            folder = args.out / config.scheduler if len(settings) > 1 else args.out
             write_outputs(folder, result, trace)
     print(table(REPLAY_COLUMNS, rows))
     if args.out is not None:
+        if len(settings) > 1:
+            atomic_write(args.out / RUNS_NAME, csv_text(flat))
         print(f"outputs written to {args.out}")
     return 0
 
 
-def _report_workload(config: dict[str, Any]) -> None:
-    skipped = config["jobs_skipped"]
+def _report_workload(result: SiteResult) -> None:
+    facts = result.workload
+    skipped = facts["jobs_skipped"]
     if skipped:
         detail = ", ".join(f"{reason} {count:,}" for reason, count in skipped.items())
         print(
             f"sitesim: warning: skipped {sum(skipped.values()):,} impossible jobs ({detail})",
             file=sys.stderr,
         )
+    load = facts["offered_load"]
+    shown = f"{load:.3f}" if math.isfinite(load) else "unknown (all jobs arrive at once)"
     print(
-        f"{config['trace']}: {config['jobs_replayed']:,} jobs on {config['procs']} processors, "
-        f"offered load {config['offered_load']:.3f}"
+        f"{facts['trace']}: {facts['jobs_replayed']:,} jobs on {result.procs} processors, "
+        f"offered load {shown}"
         + (
-            f" (scale factor {config['scale_factor']:.4g}; "
-            f"original {config['offered_load_original']:.3f})"
-            if config["scale_factor"] != 1.0
+            f" (scale factor {facts['scale_factor']:.4g}; "
+            f"original {facts['offered_load_original']:.3f})"
+            if facts["scale_factor"] != 1.0
             else ""
         )
     )

@@ -9,21 +9,22 @@ from typing import Any
 
 from sitesim.commands.arguments import (
     add_scheduler_options,
+    check_out,
     non_negative_float,
     positive_float,
     positive_int,
-    schedulers,
+    scheduler_settings,
+    seed_number,
 )
+from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B
-from sitesim.models.users import UserModel
 from sitesim.models.workpool import EstimateModel
-from sitesim.output import atomic_write, to_json
-from sitesim.profile import WorkloadProfile, default_profile
+from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
-from sitesim.report import RUN_COLUMNS, run_row, table, users_csv, write_outputs
-from sitesim.simulation import WARMUP_DAYS, simulate
+from sitesim.report import RUN_COLUMNS, RUNS_NAME, csv_text, flat_row, run_row, table, write_outputs
+from sitesim.runner import run as run_config
 
 EPILOG = f"""\
 examples:
@@ -35,8 +36,9 @@ Each (user count, scheduler) gives one row: utilization, throughput (jobs submit
 jobs per session, mean response (minutes), mean slowdown. Users submit for --days days, then the
 machine drains; metrics cover the jobs submitted after the warm-up ({WARMUP_DAYS:g} days by
 default). With --out, every run writes simulated.swf (fields 17/18 hold each job's preceding
-job and think time), results.json, jobs.csv and users.csv into its own folder, and
-summary.csv / summary.json hold the table.
+job and think time), results.json, jobs.csv and users.csv into its own folder
+(users-NNNN-SCHEDULER), and runs.csv holds one row per run: its settings and every summary
+metric (docs/reference/metrics.md). `sitesim rerun DIR/.../results.json` repeats a run.
 
 User models: "complete" users (default) continue a session after a job with response r
 minutes with probability p_cont = a / (b r + 1) (--pcont, default {PCONT_A} {PCONT_B}), take
@@ -101,7 +103,9 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--profile", type=Path, metavar="FILE", help="workload profile (default: the shipped one)"
     )
-    p.add_argument("--seed", type=int, default=1, help="root seed of every random stream (1)")
+    p.add_argument(
+        "--seed", type=seed_number, default=1, help="root seed of every random stream, >= 0 (1)"
+    )
     p.add_argument(
         "--estimates",
         type=estimate_model,
@@ -142,56 +146,40 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     low, high = args.users
-    counts = list(range(low, high + 1, args.step))
-    model = UserModel(
-        kind=args.model,
+    base = SiteConfig(
+        model=args.model,
+        procs=args.procs,
+        days=args.days,
+        warmup_days=args.warmup,
+        profile=DEFAULT_PROFILE if args.profile is None else str(args.profile),
+        seed=args.seed,
+        estimates=str(args.estimates),
+        correlated=args.correlated,
         pcont_a=args.pcont[0],
         pcont_b=args.pcont[1],
-        cycles=CycleShares(day=args.day_share, weekday=args.weekday_share),
-        estimates=args.estimates,
-        correlated=args.correlated,
+        day_share=args.day_share,
+        weekday_share=args.weekday_share,
     )
-    if args.profile is None:
-        profile, profile_name = default_profile(), "sitesim default profile"
-    else:
-        profile, profile_name = WorkloadProfile.load(args.profile), str(args.profile)
-    names = args.scheduler
-    params = {"alpha": args.alpha}
-    schedulers(names, params)  # check the parameters before the first run
-    total = len(counts) * len(names)
+    configs = [
+        base.replace(users=count, **settings)
+        for count in range(low, high + 1, args.step)
+        for settings in scheduler_settings(args.scheduler, {"alpha": args.alpha})
+    ]
+    check_out(args)
     rows: list[list[Any]] = []
-    summaries: list[dict[str, Any]] = []
-    for count in counts:
-        for name, scheduler in zip(names, schedulers(names, params), strict=True):
-            label = f"run {len(rows) + 1}/{total}: {count} users, {name}"
-            with ProgressBar(label) as bar:
-                result = simulate(
-                    count,
-                    scheduler,
-                    model=model,
-                    procs=args.procs,
-                    days=args.days,
-                    profile=profile,
-                    profile_name=profile_name,
-                    seed=args.seed,
-                    warmup_days=args.warmup,
-                    progress=bar,
-                )
-            row = run_row(result)
-            rows.append(row)
-            summaries.append(dict(zip(RUN_COLUMNS, row, strict=True)))
-            if args.out is not None:
-                folder = write_outputs(args.out / f"users-{count:04d}-{name}", result)
-                atomic_write(folder / "users.csv", users_csv(result))
+    flat: list[dict[str, Any]] = []
+    for config in configs:
+        label = f"run {len(rows) + 1}/{len(configs)}: {config.users} users, {config.scheduler}"
+        with ProgressBar(label) as bar:
+            result = run_config(config, progress=bar)
+        rows.append(run_row(result))
+        flat.append(flat_row(result))
+        if args.out is not None:
+            write_outputs(
+                args.out / f"users-{config.users:04d}-{config.scheduler}", result, users=True
+            )
     print(table(RUN_COLUMNS, rows))
     if args.out is not None:
-        atomic_write(args.out / "summary.csv", _csv(summaries))
-        atomic_write(args.out / "summary.json", to_json(summaries))
+        atomic_write(args.out / RUNS_NAME, csv_text(flat))
         print(f"outputs written to {args.out}")
     return 0
-
-
-def _csv(rows: list[dict[str, Any]]) -> str:
-    header = list(rows[0])
-    lines = [",".join(header)] + [",".join(str(row[k]) for k in header) for row in rows]
-    return "\n".join(lines) + "\n"

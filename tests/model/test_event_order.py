@@ -86,7 +86,7 @@ def test_horizon_stops_submissions_then_the_machine_drains():
     site.add_user(TraceUser(TraceWorkload.from_jobs([0, 10, 20, 30], [1] * 4, [25] * 4)))
     result = site.run(until=15)
     assert log(result) == [(1, 0, 25), (2, 25, 50)]
-    assert result.summary["window"] == [0.0, 15.0]
+    assert (result.summary.window_start_d, result.summary.window_end_d) == (0.0, 15.0 / 86400)
 
 
 def test_progress_reports_without_changing_the_run():

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
 from sitesim.job import Job
-from sitesim.metrics import busy_seconds, summarize
+from sitesim.metrics import Summary, busy_seconds, per_user, summarize
+from sitesim.output import to_json
 from sitesim.records import job_records, records_csv
 
 
@@ -29,45 +31,79 @@ def test_wait_response_slowdown_and_classes():
     ]
     rec = job_records(jobs)
     s = summarize(rec, procs=4, window=(0.0, 3600.0))
-    assert s["jobs"] == 4
-    assert s["wait"]["mean"] == pytest.approx((0 + 60 + 600 + 0) / 4)
-    assert s["wait"]["p100"] == s["max_wait"] == 600.0
-    assert s["slowdown"]["mean"] == pytest.approx((1 + 1.5 + 121 + 1) / 4)
-    assert s["bounded_slowdown"]["mean"] == pytest.approx((1 + 1.5 + 60.5 + 1) / 4)
-    short = s["by_runtime_class"]["short"]
-    assert short["jobs"] == 2 and short["mean_response"] == pytest.approx((30 + 605) / 2)
-    assert s["by_runtime_class"]["medium"]["jobs"] == 1
-    assert s["by_runtime_class"]["long"]["mean_slowdown"] == 1.0
+    assert s.jobs == 4
+    assert s.wait_mean_min == pytest.approx((0 + 60 + 600 + 0) / 4 / 60)
+    assert s.wait_max_min == 10.0
+    assert s.slowdown_mean == pytest.approx((1 + 1.5 + 121 + 1) / 4)
+    assert s.bsld_mean == pytest.approx((1 + 1.5 + 60.5 + 1) / 4)
+    assert s.short_jobs == 2 and s.short_response_mean_min == pytest.approx((30 + 605) / 2 / 60)
+    assert s.medium_jobs == 1
+    assert s.long_slowdown_mean == 1.0
     # busy: 30 + 240 + 5 + 14400 processor-seconds in a 4 x 3600 window
-    assert s["utilization"] == pytest.approx((30 + 240 + 5 + 14400) / (4 * 3600))
-    assert s["throughput_per_hour"] == pytest.approx(4.0)
-    assert s["makespan"] == 3600.0
+    assert s.utilization == pytest.approx((30 + 240 + 5 + 14400) / (4 * 3600))
+    assert s.offered_load == s.utilization  # every job ended inside the window
+    assert s.throughput_per_h == pytest.approx(4.0)
+    assert s.makespan_d == 3600.0 / 86400
+    assert (s.sessions, s.batches, s.active_users) == (0, 0, 1)
+    assert math.isnan(s.jobs_per_session)  # no sessions in a trace-like run
 
 
 def test_window_selects_submissions_and_clips_busy_time():
     jobs = [finished(1, 0.0, 0.0, 100.0), finished(2, 50.0, 100.0, 100.0)]
     rec = job_records(jobs)
     s = summarize(rec, procs=1, window=(40.0, 150.0))
-    assert s["jobs"] == 1 and s["wait"]["mean"] == 50.0
+    assert s.jobs == 1 and s.wait_mean_min == 50.0 / 60
     assert busy_seconds(rec, 40.0, 150.0) == 110.0
-    assert s["utilization"] == pytest.approx(1.0)
+    assert s.utilization == pytest.approx(1.0)
 
 
 def test_zero_runtime_slowdown_uses_one_second():
     rec = job_records([finished(1, 0.0, 4.0, 0.0)])
     s = summarize(rec, procs=1, window=(0.0, 10.0))
-    assert s["slowdown"]["mean"] == 4.0 and s["bounded_slowdown"]["mean"] == 1.0
+    assert s.slowdown_mean == 4.0 and s.bsld_mean == 1.0
 
 
 def test_killed_jobs_count_their_cut_runtime():
     rec = job_records([finished(1, 0.0, 0.0, 500.0, estimate=300.0)])
     assert rec["runtime"][0] == 300.0 and rec["killed"][0]
-    assert summarize(rec, procs=1, window=(0.0, 300.0))["killed"] == 1
+    assert summarize(rec, procs=1, window=(0.0, 300.0)).jobs_killed == 1
 
 
 def test_empty_runs_give_nan_not_errors():
     s = summarize(job_records([]), procs=4, window=(0.0, 0.0))
-    assert s["jobs"] == 0 and math.isnan(s["wait"]["mean"]) and math.isnan(s["utilization"])
+    assert s.jobs == 0 and math.isnan(s.wait_mean_min) and math.isnan(s.utilization)
+
+
+def test_sessions_and_the_per_user_table():
+    jobs = [
+        finished(1, 0.0, 0.0, 60.0, user=1),
+        finished(2, 100.0, 100.0, 60.0, user=1),
+        finished(3, 5000.0, 5000.0, 120.0, user=1),
+        finished(4, 0.0, 60.0, 60.0, user=2),
+    ]
+    for job, (session, batch) in zip(jobs, [(0, 0), (0, 1), (1, 2), (0, 0)], strict=True):
+        job.session, job.batch = session, batch
+    rec = job_records(jobs)
+    s = summarize(rec, procs=1, window=(0.0, 6000.0))
+    assert (s.active_users, s.sessions, s.batches) == (2, 3, 4)
+    assert s.jobs_per_session == 4 / 3 and s.jobs_per_batch == 1.0
+    assert s.sessions_per_user == 1.5 and s.batches_per_user == 2.0
+    table = per_user(rec, (0.0, 6000.0))
+    assert table["user"].tolist() == [1, 2]
+    assert table["jobs"].tolist() == [3, 1]
+    assert table["sessions"].tolist() == [2, 1] and table["batches"].tolist() == [3, 1]
+    assert table["response_mean_min"].tolist() == [(60 + 60 + 120) / 3 / 60, 2.0]
+
+
+def test_a_summary_is_one_flat_row_with_units_in_its_names():
+    s = summarize(job_records([finished(1, 0.0, 30.0, 90.0)]), procs=2, window=(0.0, 600.0))
+    row = s.as_dict()
+    assert list(row) == list(Summary.fields())
+    assert all(isinstance(v, int | float) for v in row.values())
+    assert {"wait_mean_min", "throughput_per_h", "makespan_d", "jobs_per_session"} <= set(row)
+    back = Summary.from_dict(json.loads(to_json(row)))
+    assert back.as_dict().keys() == row.keys() and back.wait_mean_min == 0.5
+    assert math.isnan(back.jobs_per_session)
 
 
 def test_records_csv():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import numpy as np
@@ -54,6 +55,10 @@ def negative_probabilities(dist):  # type: ignore[no-untyped-def]
     dist["probabilities"] = [-1.0] * len(dist["values"])
 
 
+def shifted(dist, by):  # type: ignore[no-untyped-def]
+    dist["x"] = [x + by if i == 0 else x for i, x in enumerate(dist["x"])]
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
@@ -65,7 +70,25 @@ def negative_probabilities(dist):  # type: ignore[no-untyped-def]
          "distributions.sizes: probabilities must be >= 0"),
         (lambda d: d["distributions"].update(sizes=d["distributions"]["runtimes"]),
          "distributions.sizes: must be discrete, not 'quantiles'"),
-        (lambda d: d.update(max_estimate=-5), "max_estimate must be > 0"),
+        (lambda d: d.update(max_estimate=-5), "max_estimate: must be a number > 0, got -5"),
+        (lambda d: d.update(max_estimate="long"), "max_estimate: must be a number > 0"),
+        (lambda d: shifted(d["distributions"]["runtimes"], -100),
+         "distributions.runtimes: values must be >= 0, found -100"),
+        (lambda d: shifted(d["runtimes_by_size"]["1"], -5),
+         "runtimes_by_size.1: values must be >= 0, found -5"),
+        (lambda d: shifted(d["distributions"]["estimate_ratios"], -1e9),
+         "distributions.estimate_ratios: values must be > 0"),
+        (lambda d: d["distributions"]["runtimes"]["x"].reverse(),
+         "distributions.runtimes: quantiles must not decrease"),
+        (lambda d: d["distributions"]["runtimes"].update(x="abc"),
+         "distributions.runtimes: "),
+        (lambda d: d["distributions"]["batch_widths"].update(values=[0.5, 2], probabilities=[1, 1]),
+         "distributions.batch_widths: values must be >= 1, found 0.5"),
+        (lambda d: d.update(runtimes_by_size=[1, 2]), "runtimes_by_size: expected an object"),
+        (lambda d: d.update(runtimes_by_size={"3": {}}),
+         "runtimes_by_size: keys must be powers of two"),
+        (lambda d: d.update(distributions="none"), "distributions: expected an object"),
+        (lambda d: d["distributions"].update(breaks=7), "distributions.breaks: expected an object"),
     ],
 )  # fmt: skip
 def test_bad_profiles_get_clear_errors(tmp_path, edit, message):
@@ -76,6 +99,13 @@ def test_bad_profiles_get_clear_errors(tmp_path, edit, message):
     with pytest.raises(ConfigError) as err:
         WorkloadProfile.load(path)
     assert str(err.value).startswith(str(path)) and message in str(err.value)
+
+
+def test_a_compressed_or_binary_profile_is_refused_clearly(tmp_path):
+    path = tmp_path / "p.json.gz"
+    path.write_bytes(gzip.compress(b'{"format": "sitesim-profile"}'))
+    with pytest.raises(ConfigError, match=r"p.json.gz: not a text file"):
+        WorkloadProfile.load(path)
 
 
 def test_a_missing_distribution_is_named():

@@ -1,0 +1,158 @@
+"""``sitesim sweep``: a grid of runs × replications from a TOML file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sitesim.commands.arguments import positive_int
+from sitesim.errors import ConfigError
+from sitesim.output import check_output_folder
+from sitesim.progress import ProgressBar
+from sitesim.report import table
+from sitesim.sweeps import RUNS_CSV, SUMMARY_CSV, SweepPlan, available_cores, sweep
+
+EPILOG = f"""\
+example sweep file (sweep.toml):
+
+  out = "runs/creasy"         # output folder (--out overrides it)
+  seeds = 5                   # replications: seeds 1..5, or a list [11, 12, 13]
+
+  [base]                      # settings every run shares (docs/reference/config.md)
+  mode = "site"               # or "replay", with trace = "file.swf.gz"
+  days = 182
+  procs = 128
+
+  [factors]                   # each a list of levels; every combination runs per seed
+  scheduler = ["EASY", "CREASY"]
+  alpha = [1500, 6000]        # a scheduler parameter: runs only where it applies
+  users = [50, 100, 150]
+
+examples:
+  sitesim sweep sweep.toml
+  sitesim sweep sweep.toml --workers 8 --out runs/creasy
+  sitesim sweep sweep.toml --dask local
+  sitesim sweep sweep.toml --dask tcp://scheduler.cluster:8786
+
+Each run writes its own folder, named by its factor levels and seed; {RUNS_CSV} holds one row
+per run (factors, seed, wall time, every summary metric) and {SUMMARY_CSV} one row per
+combination (mean, _sd, _ci95 by Student's t, n). Runs already complete in the folder are not
+run again, so an interrupted sweep resumes. A failed run keeps its traceback in its folder's
+error.txt and is retried once; the exit status is 1 if some run still failed.
+"""
+
+#: The metrics the printed table shows, with their ±95 % half-widths.
+SHOWN = (
+    ("utilization", "Utilization"),
+    ("throughput_per_h", "Throughput(jobs/h)"),
+    ("response_mean_min", "Avg.Response(min)"),
+    ("slowdown_mean", "Avg.Slowdown"),
+)
+
+
+def add_parser(commands: Any) -> None:
+    p = commands.add_parser(
+        "sweep",
+        help="a grid of runs x replications (seeds) on a process pool or a Dask cluster",
+        description="Run every combination of the factor levels of a sweep file once per "
+        "seed, and summarize the replications with 95%% confidence intervals.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("sweep_file", type=Path, metavar="SWEEP.toml", help="the sweep file")
+    p.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: the file's)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--serial", action="store_true", help="run one after another here")
+    where.add_argument(
+        "--dask",
+        metavar="local|ADDRESS",
+        help="run on Dask: 'local' starts a LocalCluster, tcp://HOST:PORT joins a scheduler",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help=f"processes of the local pool or LocalCluster (default: all {available_cores()})",
+    )
+    p.add_argument(
+        "--results-only",
+        action="store_true",
+        help="write only each run's results.json (no SWF, jobs.csv, users.csv)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="list the runs, run nothing")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    plan, default_out = SweepPlan.load(args.sweep_file)
+    runs = plan.runs()
+    if args.dry_run:
+        for planned in runs:
+            print(planned.name)
+        print(f"{len(runs)} runs")
+        return 0
+    out = args.out or default_out
+    if out is None:
+        raise ConfigError(f"{args.sweep_file}: name an output folder with --out (or out = ...)")
+    check_output_folder(out)
+    executor = "serial" if args.serial else "dask" if args.dask else "process"
+    clock: dict[str, float] = {}
+    with ProgressBar("sweep") as bar:
+
+        def report(done: int, total: int) -> None:
+            if not clock:  # the first call counts the runs found complete
+                clock.update(start=time.monotonic(), resumed=done)
+            left = _left(clock["start"], done - clock["resumed"], total - done)
+            bar(done / total if total else 1.0, f"{done}/{total} runs{left}")
+
+        result = sweep(
+            plan,
+            out=out,
+            executor=executor,
+            workers=args.workers,
+            dask_address=args.dask,
+            save_jobs=not args.results_only,
+            progress=report,
+        )
+    factors = list(plan.factors)
+    rows = [
+        [*(row.get(f) for f in factors), row["n"], *(_pm(row, key) for key, _ in SHOWN)]
+        for row in result.summary
+    ]
+    header = [*factors, "n", *(title for _, title in SHOWN)]
+    print(table(header, [[_text(v) for v in r] for r in rows]) if factors else "")
+    ran = len(result.runs) - result.resumed
+    print(
+        f"{len(result.runs)} of {len(runs)} runs complete ({result.resumed} found complete, "
+        f"{ran} run now); {RUNS_CSV} and {SUMMARY_CSV} written to {out}"
+    )
+    for name, error in result.failed:
+        last = error.strip().splitlines()[-1] if error.strip() else "unknown error"
+        print(
+            f"sitesim: run {name} failed twice: {last} (see {out}/{name}/error.txt)",
+            file=sys.stderr,
+        )
+    return 1 if result.failed else 0
+
+
+def _pm(row: dict[str, Any], key: str) -> str:
+    """Mean ± 95 % half-width."""
+    mean, half = row[key], row[f"{key}_ci95"]
+    digits = 3 if abs(mean) < 10 else 1
+    return f"{mean:.{digits}f}" + (f" ± {half:.{digits}f}" if half == half else "")
+
+
+def _text(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _left(started: float, done: int, remaining: int) -> str:
+    """The time left, from the pace of the runs done since ``started``."""
+    elapsed = time.monotonic() - started
+    if done <= 0 or remaining <= 0 or elapsed < 1:
+        return ""
+    left = elapsed / done * remaining
+    return f", about {int(left // 60)}m{int(left % 60):02d}s left"

@@ -1,0 +1,337 @@
+"""Run configurations: one frozen, validated record that fully describes a run.
+
+Two kinds share a base, :class:`RunConfig`:
+
+- :class:`SiteConfig`, a site-level (closed) run: simulated users in the loop;
+- :class:`ReplayConfig`, an open replay of an SWF trace.
+
+A configuration is built once (by the CLI, a sweep or a script), saved in ``results.json`` with
+every result, and loaded again (:meth:`RunConfig.from_dict`) to reproduce the run byte for byte
+(``sitesim rerun``). Every field is checked at construction; a bad value raises
+:class:`~sitesim.errors.ConfigError` naming the field and the allowed range. The workload files
+a run reads are named with their sha256, and a rerun refuses a file that has changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Self
+
+from sitesim.errors import ConfigError
+from sitesim.models.cycles import CycleShares
+from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
+from sitesim.models.users import UserModel
+from sitesim.models.workpool import EstimateModel
+from sitesim.schedulers import REGISTRY, Scheduler, create, parameters, scheduler_label
+
+#: ``profile`` of a site-level run that uses the profile shipped with sitesim.
+DEFAULT_PROFILE = "default"
+#: Default warm-up of site-level runs (days): one week, one full weekly cycle.
+WARMUP_DAYS = 7.0
+
+
+def _whole(name: str, value: Any, low: int) -> int:
+    """``value`` as an int >= ``low`` (an integral float is accepted; a bool is not)."""
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or value < low:
+        raise ConfigError(f"{name} must be a whole number >= {low}, got {value!r}")
+    return int(value)
+
+
+def _real(
+    name: str, value: Any, low: float, high: float = math.inf, *, above: bool = False
+) -> float:
+    """``value`` as a finite float in ``[low, high]`` (``(low, high]`` when ``above``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    ok = math.isfinite(value) and (value > low if above else value >= low) and value <= high
+    if not ok:
+        left = "(" if above else "["
+        right = f"{high:g}]" if math.isfinite(high) else "inf)"
+        raise ConfigError(f"{name} must be in {left}{low:g}, {right}, got {value!r}")
+    return value
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def _sha256(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not (isinstance(value, str) and len(value) == 64 and set(value) <= set("0123456789abcdef")):
+        raise ConfigError(f"{name} must be 64 lowercase hex digits, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """What every run has: a scheduler, a root seed and the strictness of the site boundary.
+
+    Attributes:
+        scheduler: a registered scheduler name (``EASY``, ``CREASY``, ...; case-insensitive).
+        scheduler_params: its parameters, e.g. ``{"alpha": 3000}`` for CREASY.
+        seed: root seed of every random stream, an integer >= 0.
+        strict: an impossible job stops the run instead of being skipped and counted.
+    """
+
+    #: ``"site"`` or ``"replay"``: which subclass (stored as the ``mode`` key of a dict).
+    mode: ClassVar[str] = ""
+
+    scheduler: str = "EASY"
+    scheduler_params: dict[str, Any] = field(default_factory=dict)
+    seed: int = 1
+    strict: bool = False
+
+    def __post_init__(self) -> None:
+        name = _text("scheduler", self.scheduler).upper()
+        if name not in REGISTRY:
+            raise ConfigError(
+                f"unknown scheduler {self.scheduler!r}; choose one of {', '.join(REGISTRY)}"
+            )
+        if not isinstance(self.scheduler_params, Mapping):
+            raise ConfigError(
+                f"scheduler_params must be a table of values, got {self.scheduler_params!r}"
+            )
+        params = {}
+        for key, value in sorted(self.scheduler_params.items()):
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise ConfigError(
+                    f"scheduler parameter {key} must be a number or text, got {value!r}"
+                )
+            params[str(key)] = value
+        self._set("scheduler", name)
+        # every parameter resolved (defaults included); raises ConfigError naming a parameter
+        # the scheduler does not take, or a bad value
+        scheduler = create(name, **params)
+        if not scheduler.describable:
+            raise ConfigError(
+                f"scheduler {name}: {', '.join(params)} cannot be set in a configuration "
+                "(a function is needed; build the scheduler object in Python)"
+            )
+        self._set("scheduler_params", scheduler.params())
+        self._set("seed", _whole("seed", self.seed, 0))
+        self._set("strict", _flag("strict", self.strict))
+
+    def _set(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    # -- building what the run needs ---------------------------------------------------------
+    def make_scheduler(self) -> Scheduler:
+        """A fresh scheduler of this configuration."""
+        return create(self.scheduler, **self.scheduler_params)
+
+    @property
+    def label(self) -> str:
+        """The scheduler with its parameters, e.g. ``CREASY alpha=3000``."""
+        return scheduler_label(self.scheduler, self.scheduler_params)
+
+    # -- changing and storing ----------------------------------------------------------------
+    @classmethod
+    def settings(cls) -> tuple[str, ...]:
+        """The names of the fields, in order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some settings changed, validated.
+
+        A setting that is not a field but a parameter of the (new) scheduler, such as
+        ``alpha``, goes into ``scheduler_params``.
+        """
+        fields = set(self.settings())
+        direct = {key: value for key, value in changes.items() if key in fields}
+        params = dict(direct.pop("scheduler_params", self.scheduler_params))
+        scheduler = str(direct.get("scheduler", self.scheduler)).upper()
+        if "scheduler" in direct:  # keep only the parameters the new scheduler takes
+            takes = parameters(scheduler) if scheduler in REGISTRY else set()
+            params = {key: value for key, value in params.items() if key in takes}
+        for key, value in changes.items():
+            if key in fields:
+                continue
+            if not any(key in parameters(name) for name in REGISTRY):
+                raise ConfigError(
+                    f"unknown setting {key!r} of a {self.mode} run; settings are "
+                    f"{', '.join(self.settings())} and scheduler parameters"
+                )
+            params[key] = value
+        return dataclasses.replace(self, scheduler_params=params, **direct)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as plain data, ``mode`` first (what ``results.json`` stores)."""
+        return {"mode": self.mode, **{name: getattr(self, name) for name in self.settings()}}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any], where: str = "configuration") -> RunConfig:
+        """A configuration from :meth:`to_dict` output; errors name ``where``."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where}: expected a table of settings, got {data!r}")
+        kinds = {cls.mode: cls for cls in (SiteConfig, ReplayConfig)}
+        mode = data.get("mode", "site")
+        cls = kinds.get(mode)
+        if cls is None:
+            raise ConfigError(f"{where}: mode must be 'site' or 'replay', got {mode!r}")
+        settings = {key: value for key, value in data.items() if key != "mode"}
+        unknown = sorted(set(settings) - set(cls.settings()))
+        if unknown:
+            raise ConfigError(
+                f"{where}: unknown setting {', '.join(unknown)} for a {mode} run "
+                f"(settings: {', '.join(cls.settings())})"
+            )
+        missing = [
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+            and f.name not in settings
+        ]
+        if missing:
+            raise ConfigError(f"{where}: a {mode} run needs {', '.join(missing)}")
+        try:
+            return cls(**settings)
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteConfig(RunConfig):
+    """A site-level run: ``users`` simulated users on ``procs`` processors for ``days`` days.
+
+    Attributes:
+        users: number of users (ids 1..users).
+        model: ``"complete"`` (session dynamics and activity cycles) or ``"static"`` users.
+        procs: machine size.
+        days: horizon; users submit until then, then the machine drains.
+        warmup_days: days at the start left out of the metrics.
+        profile: workload profile JSON file, or ``"default"`` for the shipped one.
+        profile_sha256: the profile's sha256 (filled in when the run reads it; a rerun checks it).
+        estimates: ``exact``, ``ratio`` (the profile's request ratios) or ``factor:F``.
+        correlated: draw runtimes conditioned on the size class.
+        pcont_a, pcont_b: p_cont(r) = a / (b r + 1), r in minutes.
+        day_share, weekday_share: shares of day and weekday workers.
+        shift_max_min: the largest personal shift of a worker's window, minutes.
+    """
+
+    mode: ClassVar[str] = "site"
+
+    users: int = 50
+    model: Literal["complete", "static"] = "complete"
+    procs: int = 128
+    days: float = 182.0
+    warmup_days: float = WARMUP_DAYS
+    profile: str = DEFAULT_PROFILE
+    profile_sha256: str | None = None
+    estimates: str = "exact"
+    correlated: bool = False
+    pcont_a: float = PCONT_A
+    pcont_b: float = PCONT_B
+    day_share: float = 0.7
+    weekday_share: float = 0.8
+    shift_max_min: float = 60.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._set("users", _whole("users", self.users, 1))
+        if self.model not in ("complete", "static"):
+            raise ConfigError(f"model must be 'complete' or 'static', got {self.model!r}")
+        self._set("procs", _whole("procs", self.procs, 1))
+        self._set("days", _real("days", self.days, 0.0, above=True))
+        self._set("warmup_days", _real("warmup_days", self.warmup_days, 0.0))
+        if not self.warmup_days < self.days:
+            raise ConfigError(
+                f"warmup_days must be in [0, {self.days:g}) (shorter than the run), "
+                f"got {self.warmup_days:g}"
+            )
+        self._set("profile", _text("profile", str(self.profile)))
+        self._set("profile_sha256", _sha256("profile_sha256", self.profile_sha256))
+        self._set("estimates", str(EstimateModel.parse(_text("estimates", self.estimates))))
+        self._set("correlated", _flag("correlated", self.correlated))
+        self._set("pcont_a", _real("pcont_a", self.pcont_a, 0.0, 1.0, above=True))
+        self._set("pcont_b", _real("pcont_b", self.pcont_b, 0.0))
+        check_pcont(self.pcont_a, self.pcont_b)
+        self._set("day_share", _real("day_share", self.day_share, 0.0, 1.0))
+        self._set("weekday_share", _real("weekday_share", self.weekday_share, 0.0, 1.0))
+        self._set("shift_max_min", _real("shift_max_min", self.shift_max_min, 0.0, 720.0))
+
+    def user_model(self) -> UserModel:
+        """The user model these settings describe."""
+        return UserModel(
+            kind=self.model,
+            pcont_a=self.pcont_a,
+            pcont_b=self.pcont_b,
+            cycles=CycleShares(
+                day=self.day_share,
+                weekday=self.weekday_share,
+                max_shift_minutes=self.shift_max_min,
+            ),
+            estimates=EstimateModel.parse(self.estimates),
+            correlated=self.correlated,
+        )
+
+    @staticmethod
+    def model_settings(model: UserModel) -> dict[str, Any]:
+        """The settings of a :class:`UserModel` (the inverse of :meth:`user_model`)."""
+        return {
+            "model": model.kind,
+            "pcont_a": model.pcont_a,
+            "pcont_b": model.pcont_b,
+            "day_share": model.cycles.day,
+            "weekday_share": model.cycles.weekday,
+            "shift_max_min": model.cycles.max_shift_minutes,
+            "estimates": str(model.estimates),
+            "correlated": model.correlated,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayConfig(RunConfig):
+    """An open replay of an SWF trace.
+
+    Attributes:
+        trace: the SWF file (``.swf`` or ``.swf.gz``).
+        trace_sha256: its sha256 (filled in when the run reads it; a rerun checks it).
+        procs: machine size (None: the trace header's MaxProcs, else MaxNodes).
+        load: scale inter-arrival times to this offered load (exclusive with ``scale``).
+        scale: multiply inter-arrival times by this factor (< 1 raises the load).
+        estimates: ``trace`` (requested times) or ``exact`` (the actual runtimes).
+        warmup_days: days after the first submission left out of the metrics.
+    """
+
+    mode: ClassVar[str] = "replay"
+
+    trace: str
+    trace_sha256: str | None = None
+    procs: int | None = None
+    load: float | None = None
+    scale: float | None = None
+    estimates: Literal["trace", "exact"] = "trace"
+    warmup_days: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._set("trace", _text("trace", str(self.trace)))
+        self._set("trace_sha256", _sha256("trace_sha256", self.trace_sha256))
+        if self.procs is not None:
+            self._set("procs", _whole("procs", self.procs, 1))
+        if self.load is not None and self.scale is not None:
+            raise ConfigError("give either load or scale, not both")
+        if self.load is not None:
+            self._set("load", _real("load", self.load, 0.0, above=True))
+        if self.scale is not None:
+            self._set("scale", _real("scale", self.scale, 0.0, above=True))
+        if self.estimates not in ("trace", "exact"):
+            raise ConfigError(
+                f"estimates of a replay must be 'trace' or 'exact', got {self.estimates!r}"
+            )
+        self._set("warmup_days", _real("warmup_days", self.warmup_days, 0.0))

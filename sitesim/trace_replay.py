@@ -1,0 +1,162 @@
+"""Open (conventional) trace replay: a trace's jobs at their timestamps, under any scheduler."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable
+from typing import Any
+
+from sitesim.config import ReplayConfig
+from sitesim.errors import ConfigError, require
+from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
+from sitesim.schedulers import Scheduler, create, registered
+from sitesim.site import Site, SiteResult
+from sitesim.swf import SWFTrace, read_swf
+
+DAY = 86_400.0
+Progress = Callable[[float], None]
+
+
+def machine_size(trace: SWFTrace, procs: int | None) -> int:
+    """``procs`` if given, else the header's MaxProcs (or MaxNodes)."""
+    if procs is not None:
+        require(procs >= 1, f"procs must be >= 1, got {procs}")
+        return procs
+    size = trace.max_procs
+    if size is None:
+        raise ConfigError(f"{trace.name}: the header names no MaxProcs or MaxNodes; give --procs")
+    return size
+
+
+def replay(
+    trace: SWFTrace | str | os.PathLike[str],
+    scheduler: str | Scheduler = "EASY",
+    *,
+    procs: int | None = None,
+    scale: float | None = None,
+    load: float | None = None,
+    estimates: Estimates = "trace",
+    warmup_days: float = 0.0,
+    strict: bool = False,
+    progress: Progress | None = None,
+    **scheduler_params: Any,
+) -> SiteResult:
+    """Replay ``trace`` open-loop under ``scheduler``.
+
+    Args:
+        trace: the SWF trace, or its file.
+        scheduler: a scheduler name (with its parameters as keyword arguments) or a fresh
+            scheduler object.
+        procs: machine size (default: the trace header's MaxProcs).
+        scale: multiply inter-arrival times by this factor (< 1 raises the load).
+        load: instead of ``scale``, scale to this offered load.
+        estimates: ``"trace"`` (requested times) or ``"exact"`` (the actual runtimes).
+        warmup_days: days after the first submission left out of the metrics.
+        strict: fail on the first impossible job instead of skipping and counting it.
+        progress: called with the fraction of the submit span simulated so far.
+
+    Returns:
+        The result. Its ``config`` reproduces the run (:func:`sitesim.run`), unless the trace
+        was not read from a file or the scheduler is a custom object (then it is None).
+    """
+    if isinstance(scheduler, str):
+        scheduler = create(scheduler, **scheduler_params)
+    elif scheduler_params:
+        raise ConfigError("give scheduler parameters to the scheduler object, not replay()")
+    if not isinstance(trace, SWFTrace):
+        trace = read_swf(trace)
+    described = registered(scheduler)
+    config = ReplayConfig(
+        trace=trace.name,
+        trace_sha256=trace.sha256 or None,
+        procs=procs,
+        scale=scale,
+        load=load,
+        estimates=estimates,
+        warmup_days=warmup_days,
+        strict=strict,
+        scheduler=scheduler.name if described else "EASY",
+        scheduler_params=scheduler.params() if described else {},
+    )  # validates every setting, even of a run it cannot fully describe
+    if trace.sha256 and described:
+        return run_replay(config, trace=trace, scheduler=scheduler, progress=progress)
+    return _replay(config, trace, scheduler, progress)  # no configuration: custom pieces
+
+
+def run_replay(
+    config: ReplayConfig,
+    *,
+    trace: SWFTrace | None = None,
+    scheduler: Scheduler | None = None,
+    progress: Progress | None = None,
+) -> SiteResult:
+    """Run the replay ``config`` describes.
+
+    The trace is read from its file (or ``trace``, already read from it); when the configuration
+    names a sha256, the file must still have it. The result's configuration is ``config`` with
+    the sha256 and the machine size filled in.
+
+    Args:
+        config: the run.
+        trace: the trace the configuration names, if already read.
+        scheduler: the scheduler the configuration describes, if already built.
+        progress: called with the fraction of the submit span simulated so far.
+    """
+    if trace is None:
+        trace = read_swf(config.trace)
+    if config.trace_sha256 is not None and config.trace_sha256 != trace.sha256:
+        raise ConfigError(
+            f"trace {config.trace} has changed since the run: its sha256 is {trace.sha256}, "
+            f"the run used {config.trace_sha256}"
+        )
+    result = _replay(config, trace, scheduler or config.make_scheduler(), progress)
+    resolved = dataclasses.replace(config, trace_sha256=trace.sha256, procs=result.procs)
+    return dataclasses.replace(result, config=resolved)
+
+
+def _replay(
+    config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler, progress: Progress | None
+) -> SiteResult:
+    """The replay itself: the trace's jobs as a workload, at the configured load."""
+    size = machine_size(trace, config.procs)
+    workload = TraceWorkload.from_swf(trace, size, estimates=config.estimates, strict=config.strict)
+    if not len(workload):
+        skipped = ", ".join(f"{reason} {n:,}" for reason, n in workload.skipped.items())
+        raise ConfigError(
+            f"{trace.name}: no job to replay ({len(trace):,} job lines"
+            + (f"; skipped: {skipped})" if skipped else ")")
+        )
+    original_load = workload.offered_load(size)
+    factor = 1.0
+    if config.load is not None:
+        workload, factor = workload.at_load(config.load, size)
+    elif config.scale is not None:
+        workload, factor = workload.scaled(config.scale), config.scale
+    site = Site(size, scheduler, strict=config.strict)
+    site.add_user(TraceUser(workload))
+    first, last = float(workload.submit[0]), float(workload.submit[-1])
+    if progress is None:
+        result = site.run(warmup=config.warmup_days * DAY)
+    else:
+        span = max(last - first, 1.0)
+        result = site.run(
+            warmup=config.warmup_days * DAY,
+            progress=lambda now: progress(min(max((now - first) / span, 0.0), 1.0)),
+            progress_step=span / 200,
+        )
+    facts = {
+        "trace": trace.name,
+        "trace_jobs": len(trace),
+        "jobs_replayed": len(workload),
+        "jobs_skipped": {**workload.skipped, **result.rejected},
+        "estimates_filled_with_runtime": workload.estimates_filled,
+        "estimates_raised_to_1s": workload.estimates_raised,
+        "scale_factor": factor,
+        "offered_load_original": original_load,
+        "offered_load": workload.offered_load(size),
+    }
+    summary = dataclasses.replace(
+        result.summary, jobs_skipped=result.summary.jobs_skipped + sum(workload.skipped.values())
+    )
+    return dataclasses.replace(result, summary=summary, workload=facts)
