@@ -13,7 +13,7 @@ from sitesim.errors import ConfigError
 from sitesim.output import check_output_folder
 from sitesim.progress import ProgressBar
 from sitesim.report import table
-from sitesim.sweeps import RUNS_CSV, SUMMARY_CSV, SweepPlan, available_cores, sweep
+from sitesim.sweeps import RUNS_CSV, SUMMARY_CSV, Executor, SweepPlan, available_cores, sweep
 
 EPILOG = f"""\
 example sweep file (sweep.toml):
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         raise ConfigError(f"{args.sweep_file}: name an output folder with --out (or out = ...)")
     check_output_folder(out)
-    executor = "serial" if args.serial else "dask" if args.dask else "process"
+    executor: Executor = "serial" if args.serial else "dask" if args.dask else "process"
     clock: dict[str, float] = {}
     with ProgressBar("sweep") as bar:
 
@@ -149,7 +149,7 @@ def _text(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _left(started: float, done: int, remaining: int) -> str:
+def _left(started: float, done: float, remaining: int) -> str:
     """The time left, from the pace of the runs done since ``started``."""
     elapsed = time.monotonic() - started
     if done <= 0 or remaining <= 0 or elapsed < 1:
