@@ -29,6 +29,14 @@ def save(fig: Any, path: Path) -> Path:
     return path
 
 
+def _log_scale(ax: Any, axis: str) -> None:
+    """A log scale on ``axis`` ("x" or "y") where there is positive data to show; matplotlib
+    refuses to draw a log axis without (a trace where no user submits twice has none)."""
+    high = ax.dataLim.x1 if axis == "x" else ax.dataLim.y1
+    if np.isfinite(high) and high > 0:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+
+
 def _grid(panels: int, width: float = 4.2, height: float = 3.6) -> tuple[Any, list[Any]]:
     """A figure with ``panels`` axes in rows of at most three; spare axes hidden."""
     cols = min(panels, 3)
@@ -71,7 +79,10 @@ def _think_cdf(activities: Sequence[Activity], threshold_min: float, path: Path)
     grid = np.linspace(0, 1, 1001)
     for activity in activities:
         think = activity.think[np.isfinite(activity.think)] / 60.0
-        ax.plot(np.quantile(think, grid), grid, label=_label(activity.name), lw=1.2)
+        if len(think):
+            ax.plot(np.quantile(think, grid), grid, label=_label(activity.name), lw=1.2)
+        else:
+            ax.plot([], [], label=f"{_label(activity.name)}: no think time (no user submits twice)")
     ax.axvline(threshold_min, color="k", ls="--", lw=1)
     ax.axvline(0, color="grey", lw=0.8)
     ax.text(threshold_min * 1.1, 0.05, f"session threshold\n{threshold_min:g} min", fontsize=8)
@@ -96,7 +107,7 @@ def _think_by_bins(series: list[tuple[str, dict[str, Any]]], path: Path) -> Path
     right.set_title("by slowdown: S1 <1.41, S2 <2, S3 <4, S4 <16, S5 >16", fontsize=9)
     left.set_ylabel("median positive think time after the job (min)")
     for ax in (left, right):
-        ax.set_yscale("log")
+        _log_scale(ax, "y")
         ax.grid(alpha=0.3)
     right.legend(fontsize=8)
     return save(fig, path)
@@ -137,7 +148,7 @@ def _continue_probability(series: list[tuple[str, dict[str, Any]]], path: Path) 
     for name, data in series:
         style = {"color": "k", "lw": 2.5} if name == COMBINED else {"lw": 1.0}
         _curve(ax, data["response_bins"], data["continue_fit"], name, **style)
-    ax.set_xscale("log")
+    _log_scale(ax, "x")
     ax.set_xlabel("median response time of the bin (min)")
     ax.set_ylabel("P(next think time within the session threshold)")
     ax.set_title("Probability to continue the session: p = a / (b r + 1)")
@@ -152,7 +163,7 @@ def _expectations(series: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
         exp = data["expectations"]
         _curve(ax, exp["W"], exp["W_fit"], "W: waited <= 5 min", color="tab:blue")
         _curve(ax, exp["E"], exp["E_fit"], "E: ran <= 5 min", color="tab:red")
-        ax.set_xscale("log")
+        _log_scale(ax, "x")
         ax.set_ylim(0, 1)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("median response (min)")
@@ -167,7 +178,7 @@ def _weekly(traces: dict[str, Any], path: Path) -> Path:
     for ax, (name, data) in zip(axes, traces.items(), strict=True):
         week = data["weekly"]
         ax.scatter(week["jobs"], week["mean_node_seconds"], s=8, alpha=0.6)
-        ax.set_yscale("log")
+        _log_scale(ax, "y")
         ax.set_title(f"{_label(name)} (Spearman rho = {week['spearman_rho']:.2f})", fontsize=9)
         ax.set_xlabel("jobs submitted in the week")
         ax.set_ylabel("mean node-seconds per job")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -211,3 +213,80 @@ def test_run_prints_one_row_per_user_count_and_scheduler(tmp_path, capsys):
 def test_run_errors(capsys, argv, message):
     code, msg = error_of(capsys, ["run", "--days", "2", "--warmup", "0", *argv])
     assert code == 2 and message in msg
+
+
+@pytest.fixture
+def unwritable(tmp_path):  # type: ignore[no-untyped-def]
+    """A folder no file can be created in: read-only for a normal user; for root (who may
+    write anywhere), /sys where the kernel refuses; else the test is skipped."""
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    for candidate in (folder, Path("/sys")):
+        try:
+            (candidate / "probe").touch()
+            (candidate / "probe").unlink()
+        except OSError:
+            return candidate
+    pytest.skip("no folder here refuses new files (running as root, no /sys)")
+
+
+def bad_inputs(tmp_path: Path, unwritable: Path) -> list[tuple[list[str], str, Path | None]]:
+    """(argv, message, path that must not appear) for every bad input of issue 8."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    empty = tmp_path / "empty.swf"
+    empty.write_text("; MaxProcs: 4\n")
+    skipped = tmp_path / "skipped.swf"
+    skipped.write_text("; MaxProcs: 4\n" + LINE.format(n=1, t=0, r=-1, p=2, e=60) + "\n")
+    gz = tmp_path / "profile.json.gz"
+    gz.write_bytes(gzip.compress(b'{"format": "sitesim-profile"}'))
+    run = ["run", "--users", "2", "--days", "2", "--warmup", "0"]
+    return [
+        ([*run, "--out", str(a_file)], f"{a_file}: exists and is not a folder", None),
+        ([*run, "--out", str(a_file / "sub")], f"{a_file} is not a folder", a_file / "sub"),
+        ([*run, "--out", str(unwritable / "o")], "cannot write", unwritable / "o"),
+        ([*run, "--profile", str(gz)], "profile.json.gz: not a text file", None),
+        ([*run, "--seed", "-1"], "--seed: must be a whole number >= 0, got -1", None),
+        (["replay", str(empty)], "empty.swf: no job to replay (0 job lines)", None),
+        (["replay", str(skipped)], "no job to replay (1 job lines; skipped: unknown runtime 1)",
+         None),
+        (["replay", str(skipped), "--out", str(a_file)], "exists and is not a folder", None),
+        (["profile", str(skipped), "-o", str(tmp_path)], "is a folder; give a file name", None),
+        (["profile", str(skipped), "-o", str(unwritable / "p.json")], "cannot write",
+         unwritable / "p.json"),
+        (["analyze", str(skipped), "--out", str(a_file)], "exists and is not a folder", None),
+        (["rerun", str(a_file)], "a-file: not a results.json", None),
+        (["sweep", str(tmp_path / "none.toml")], "none.toml: cannot read", None),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(13))
+def test_every_bad_input_is_one_line_with_status_2_and_leaves_nothing(
+    case, tmp_path, unwritable, capsys
+):
+    argv, message, absent = bad_inputs(tmp_path, unwritable)[case]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse: its usage lines, then the error
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert message in lines[-1], lines
+    assert len(lines) == 1 or lines[0].startswith("usage:")
+    assert absent is None or not absent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-written
+
+
+def test_analyze_writes_every_figure_even_without_think_times(tmp_path, capsys):
+    """Every user submits once: no think time exists; the figures say so instead of failing."""
+    lines = [LINE.format(n=i + 1, t=100 * i, r=30, p=1, e=60).replace(" 1 1 1 -1 0", f" 1 {i + 1} 1 -1 0")
+             .replace(" -1 ", " 5 ", 1) for i in range(5)]  # fmt: skip
+    trace = tmp_path / "once.swf"
+    trace.write_text("; MaxProcs: 4\n" + "\n".join(lines) + "\n")
+    assert main(["analyze", str(trace), "--out", str(tmp_path / "an")]) == 0
+    assert len(list((tmp_path / "an").glob("*.png"))) == 6
+    assert (tmp_path / "an" / "analysis.json").exists()

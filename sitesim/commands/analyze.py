@@ -9,8 +9,8 @@ from typing import Any
 
 from sitesim.activity import decompose
 from sitesim.analysis import RESPONSE_BINS, SLOWDOWN_BINS, analyze
-from sitesim.commands.arguments import add_activity_options
-from sitesim.output import atomic_write, to_json
+from sitesim.commands.arguments import add_activity_options, check_out
+from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.report import table
 from sitesim.swf import read_swf
 
@@ -51,6 +51,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out(args)
     activities = [
         decompose(read_swf(path), definition=args.think, threshold=args.threshold * 60.0)
         for path in args.traces
@@ -66,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         from sitesim.plots import analysis_figures  # matplotlib only when figures are wanted
 
-        atomic_write(args.out / "analysis.json", to_json(result))
-        figures = analysis_figures(activities, result, args.out)
+        with staged_folder(args.out, last="analysis.json") as staging:
+            figures = analysis_figures(activities, result, staging)
+            atomic_write(staging / "analysis.json", to_json(result))
         print(f"\nanalysis.json and {len(figures)} figures written to {args.out}")
     return 0
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.commands.arguments import add_activity_options
+from sitesim.output import check_output_file
 from sitesim.profile import WorkloadProfile, build_profile
 from sitesim.report import table
 from sitesim.swf import read_swf
@@ -39,6 +40,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_file(args.output)
     traces = [read_swf(path) for path in args.traces]
     profile = build_profile(traces, definition=args.think, threshold=args.threshold * 60.0)
     profile.save(args.output)
