@@ -283,8 +283,12 @@ def test_every_bad_input_is_one_line_with_status_2_and_leaves_nothing(
 
 def test_analyze_writes_every_figure_even_without_think_times(tmp_path, capsys):
     """Every user submits once: no think time exists; the figures say so instead of failing."""
-    lines = [LINE.format(n=i + 1, t=100 * i, r=30, p=1, e=60).replace(" 1 1 1 -1 0", f" 1 {i + 1} 1 -1 0")
-             .replace(" -1 ", " 5 ", 1) for i in range(5)]  # fmt: skip
+    lines = [
+        LINE.format(n=i + 1, t=100 * i, r=30, p=1, e=60)
+        .replace(" 1 1 1 -1 0", f" 1 {i + 1} 1 -1 0")  # user i + 1
+        .replace(" -1 ", " 5 ", 1)  # waited 5 s
+        for i in range(5)
+    ]
     trace = tmp_path / "once.swf"
     trace.write_text("; MaxProcs: 4\n" + "\n".join(lines) + "\n")
     assert main(["analyze", str(trace), "--out", str(tmp_path / "an")]) == 0
