@@ -1,0 +1,210 @@
+"""Sweeps: the grid, the same numbers on every executor, resuming, retries, statistics."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+import sitesim
+from sitesim.cli import main
+from sitesim.config import SiteConfig
+from sitesim.errors import ConfigError
+from sitesim.sweeps import SweepPlan, run_name, summarize_runs, sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = SiteConfig(days=28, warmup_days=7)
+GRID = {"scheduler": ["EASY", "CREASY"], "users": [2, 4, 8]}
+
+
+def rows_of(path: Path, drop: tuple[str, ...] = ("wall_s",)) -> list[dict[str, str]]:
+    """The rows of a CSV file without the timing columns."""
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    return [{k: v for k, v in row.items() if k not in drop} for row in rows]
+
+
+def test_the_grid_in_order_with_factors_that_do_not_apply_left_out():
+    plan = SweepPlan(BASE, {"scheduler": ["EASY", "CREASY"], "alpha": [0, 6000]}, (1, 2))
+    names = [run.name for run in plan.runs()]
+    assert names == [
+        "scheduler=EASY,seed=1",
+        "scheduler=EASY,seed=2",
+        "scheduler=CREASY,alpha=0,seed=1",
+        "scheduler=CREASY,alpha=0,seed=2",
+        "scheduler=CREASY,alpha=6000,seed=1",
+        "scheduler=CREASY,alpha=6000,seed=2",
+    ]
+    creasy = plan.runs()[-1]
+    assert creasy.config.scheduler_params == {"alpha": 6000.0} and creasy.config.seed == 2
+    assert creasy.factors == {"scheduler": "CREASY", "alpha": 6000}
+    assert run_name({"profile": "/data/site a.json", "pcont_b": 0.05}, 3) == (
+        "profile=site_a.json,pcont_b=0.05,seed=3"
+    )
+
+
+@pytest.mark.parametrize(
+    ("factors", "seeds", "message"),
+    [
+        ({"userz": [1]}, (1,), "factor 'userz' is not a setting of a site run"),
+        ({"users": 5}, (1,), "factor 'users' needs a list of levels"),
+        ({"users": []}, (1,), "factor 'users' needs a list of levels"),
+        ({"seed": [1, 2]}, (1,), "give replications as seeds"),
+        ({}, (1, 1), "seeds must differ"),
+        ({}, (-1,), "seeds must be whole numbers >= 0"),
+        ({"users": [0]}, (1,), "run users=0,seed=1: users must be a whole number >= 1"),
+    ],
+)
+def test_a_bad_plan_is_refused_before_anything_runs(factors, seeds, message):
+    with pytest.raises(ConfigError, match=message):
+        SweepPlan(BASE, factors, seeds).runs()
+
+
+def test_a_sweep_file(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "p.json").write_bytes(
+        (ROOT / "sitesim" / "data" / "default_profile.json").read_bytes()
+    )
+    path = tmp_path / "s.toml"
+    path.write_text(
+        'out = "results"\nseeds = 3\n[base]\ndays = 14\nprofile = "profiles/p.json"\n'
+        '[factors]\nusers = [5, 10]\nscheduler = ["FCFS", "EASY"]\n'
+    )
+    plan, out = SweepPlan.load(path)
+    assert out == tmp_path / "results" and plan.seeds == (1, 2, 3)
+    assert plan.base.profile == str(tmp_path / "profiles" / "p.json")  # relative to the file
+    assert len(plan.runs()) == 12
+    path.write_text("[base]\nmode = 'replay'\nprocs = 3\n")
+    with pytest.raises(ConfigError, match=r"s\.toml: base: a replay run needs trace"):
+        SweepPlan.load(path)
+    path.write_text("[bse]\n")
+    with pytest.raises(ConfigError, match=r"s\.toml: unknown key bse"):
+        SweepPlan.load(path)
+    path.write_text("seeds = 0\n")
+    with pytest.raises(ConfigError, match="seeds must be a count >= 1 or a list, got 0"):
+        SweepPlan.load(path)
+
+
+@pytest.mark.slow
+def test_every_executor_gives_the_same_runs(tmp_path):
+    """2 schedulers x 3 user counts x 4 seeds, 28 days: serial, process pool, LocalCluster."""
+    tables = {}
+    for executor in ("serial", "process", "dask"):
+        out = tmp_path / executor
+        result = sweep(BASE, GRID, seeds=4, out=out, executor=executor, workers=2)
+        assert len(result.runs) == 24 and not result.failed
+        tables[executor] = (out / "runs.csv").read_text()
+        assert rows_of(out / "runs.csv") == rows_of(tmp_path / "serial" / "runs.csv")
+        assert (out / "summary.csv").read_text() == (
+            tmp_path / "serial" / "summary.csv"
+        ).read_text()
+        for name in ("scheduler=CREASY,users=8,seed=4", "scheduler=EASY,users=2,seed=1"):
+            swf = (out / name / "simulated.swf").read_bytes()
+            assert swf == (tmp_path / "serial" / name / "simulated.swf").read_bytes()
+    assert len(rows_of(tmp_path / "serial" / "runs.csv")) == 24
+
+
+def test_the_python_table_is_the_files_table(tmp_path):
+    result = sitesim.sweep(BASE, {"users": [2, 3]}, seeds=2, out=tmp_path, executor="serial")
+    on_disk = rows_of(tmp_path / "runs.csv", drop=())
+    assert [(row["users"], row["seed"]) for row in on_disk] == [
+        ("2", "1"), ("2", "2"), ("3", "1"), ("3", "2"),
+    ]  # fmt: skip
+    for row, file_row in zip(result.runs, on_disk, strict=True):
+        assert list(row) == list(file_row)
+        assert float(file_row["response_mean_min"]) == row["response_mean_min"]
+    in_memory = sitesim.sweep(BASE, {"users": [2, 3]}, seeds=2, executor="serial")
+    assert in_memory.out is None and not list(Path(".").glob("users=*"))
+    untimed = [{k: v for k, v in row.items() if k != "wall_s"} for row in result.runs]
+    assert [{k: v for k, v in row.items() if k != "wall_s"} for row in in_memory.runs] == untimed
+
+
+def test_confidence_intervals_by_students_t():
+    rows = [
+        {"users": 5, "seed": s, **dict.fromkeys(sitesim.Summary.fields(), float(v))}
+        for s, v in enumerate([1.0, 2.0, 4.0], start=1)
+    ]
+    rows.append({"users": 9, "seed": 1, **dict.fromkeys(sitesim.Summary.fields(), 7.0)})
+    first, second = summarize_runs(rows, ["users"])
+    assert (first["users"], first["n"], second["n"]) == (5, 3, 1)
+    sd = math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) / 2)
+    assert first["utilization"] == pytest.approx(7 / 3)
+    assert first["utilization_sd"] == pytest.approx(sd)
+    assert first["utilization_ci95"] == pytest.approx(stats.t.ppf(0.975, 2) * sd / math.sqrt(3))
+    assert second["utilization"] == 7.0 and math.isnan(second["utilization_ci95"])
+
+
+def test_a_failing_run_is_retried_once_then_reported(tmp_path, monkeypatch, capsys):
+    from sitesim import runner
+
+    real = runner.run
+    calls: dict[int, int] = {}
+
+    def flaky(config, progress=None):  # type: ignore[no-untyped-def]
+        calls[config.users] = calls.get(config.users, 0) + 1
+        if config.users == 3 or (config.users == 2 and calls[2] == 1):
+            raise RuntimeError(f"broken model for {config.users} users")
+        return real(config, progress=progress)
+
+    monkeypatch.setattr(runner, "run", flaky)
+    toml = tmp_path / "s.toml"
+    toml.write_text("[base]\ndays = 7\nwarmup_days = 1\n[factors]\nusers = [2, 3]\n")
+    code = main(["sweep", str(toml), "--serial", "--out", str(tmp_path / "o")])
+    assert code == 1
+    assert "run users=3,seed=1 failed twice: RuntimeError: broken model for 3 users" in (
+        capsys.readouterr().err
+    )
+    assert calls == {2: 2, 3: 2}
+    two, three = tmp_path / "o" / "users=2,seed=1", tmp_path / "o" / "users=3,seed=1"
+    assert (two / "results.json").exists()  # it worked the second time
+    assert (two / "error.txt").read_text().count("--- attempt") == 1
+    assert (three / "error.txt").read_text().count("RuntimeError: broken model") == 2
+    assert not (three / "results.json").exists()
+    assert [row["users"] for row in rows_of(tmp_path / "o" / "runs.csv")] == ["2"]
+
+
+def test_a_folder_of_another_run_is_not_overwritten(tmp_path):
+    sweep(BASE.replace(days=8, warmup_days=1), {"users": [2]}, out=tmp_path, executor="serial")
+    with pytest.raises(ConfigError, match="holds the results of another configuration"):
+        sweep(BASE.replace(days=9, warmup_days=1), {"users": [2]}, out=tmp_path, executor="serial")
+
+
+@pytest.mark.slow
+def test_a_sweep_killed_halfway_runs_only_the_missing_runs(tmp_path, capsys):
+    toml = tmp_path / "s.toml"
+    toml.write_text('out = "o"\nseeds = 4\n[base]\ndays = 56\n[factors]\nusers = [10, 20, 30]\n')
+    out = tmp_path / "o"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sitesim.cli", "sweep", str(toml), "--workers", "2"],
+        cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("*/results.json"))) < 3:
+        assert process.poll() is None, "the sweep ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # the sweep and its workers, at once
+    process.wait()
+    done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
+    assert 3 <= len(done) < 12 and not (out / "runs.csv").exists()
+    assert main(["sweep", str(toml), "--serial"]) == 0
+    printed = capsys.readouterr().out
+    assert f"12 of 12 runs complete ({len(done)} found complete, {12 - len(done)} run now)" in (
+        printed
+    )
+    kept = {name: (out / name / "results.json").stat().st_mtime_ns for name in done}
+    assert kept == done  # not written again
+    assert not list(out.glob(".*.tmp"))  # staging folders of the killed runs are gone
+    assert len(rows_of(out / "runs.csv")) == 12
+    for name in done:  # a run found complete is the run that would have run
+        assert json.loads((out / name / "results.json").read_text())["sweep"]["name"] == name
