@@ -44,7 +44,7 @@ def main() -> None:
     print(f"{'scheduler':13s} {'replay s':>9s} {'read+replay s':>14s} {'jobs/s':>9s}  target")
     for name in args.schedulers.split(","):
         seconds, result = best_of(args.repeat, lambda n=name: replay(trace, create(n)))  # type: ignore[arg-type,misc]
-        jobs = result.summary["jobs"]  # type: ignore[attr-defined]
+        jobs = result.summary.jobs  # type: ignore[attr-defined]
         total = read_s + seconds
         target = TARGETS.get(name)
         verdict = (

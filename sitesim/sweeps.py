@@ -34,12 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sitesim import runner
 from sitesim.config import DEFAULT_PROFILE, ReplayConfig, RunConfig, SiteConfig
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.metrics import Summary
-from sitesim.output import atomic_write, check_output_folder
+from sitesim.output import atomic_write, check_output_folder, to_json
 from sitesim.profile import read_profile
+from sitesim.report import RESULTS_NAME, csv_text, results_document, write_outputs
 from sitesim.schedulers import REGISTRY, parameters
+from sitesim.swf import read_swf
+from sitesim.trace_replay import run_replay
 
 Executor = Literal["serial", "process", "dask"]
 #: Files of a sweep's output folder.
@@ -219,11 +223,6 @@ class Outcome:
 
 def execute(task: Task) -> Outcome:
     """Run one task and write its folder; never raises (an error becomes the outcome)."""
-    from sitesim.report import RESULTS_NAME, results_document, write_outputs
-    from sitesim.runner import run
-    from sitesim.swf import read_swf
-    from sitesim.trace_replay import run_replay
-
     start = time.perf_counter()
     try:
         config = RunConfig.from_dict(task.config, where=task.name)
@@ -232,7 +231,7 @@ def execute(task: Task) -> Outcome:
             trace = read_swf(config.trace)
             result = run_replay(config, trace=trace)
         else:
-            result = run(config)
+            result = runner.run(config)
         wall = time.perf_counter() - start
         row = {**task.factors, "seed": task.seed, "wall_s": wall, **result.summary.as_dict()}
         if task.folder is not None:
@@ -243,16 +242,10 @@ def execute(task: Task) -> Outcome:
                 )
             else:
                 document = {**results_document(result), "sweep": sweep}
-                atomic_write(Path(task.folder) / RESULTS_NAME, _json(document))
+                atomic_write(Path(task.folder) / RESULTS_NAME, to_json(document))
         return Outcome(task.name, row=row)
     except Exception:  # the traceback goes into the run's folder and the report
         return Outcome(task.name, error=traceback.format_exc())
-
-
-def _json(document: Any) -> str:
-    from sitesim.output import to_json
-
-    return to_json(document)
 
 
 # -- executors ----------------------------------------------------------------------------------
@@ -422,8 +415,6 @@ def sweep(
     ordered = [rows[run.name] for run in runs if run.name in rows]
     summary = summarize_runs(ordered, list(plan.factors))
     if folder is not None:
-        from sitesim.report import csv_text
-
         atomic_write(folder / RUNS_CSV, csv_text(ordered))
         atomic_write(folder / SUMMARY_CSV, csv_text(summary))
     failed = [(run.name, failures[run.name]) for run in runs if run.name in failures]
@@ -444,8 +435,6 @@ def _task(run: PlannedRun, folder: Path | None, save_jobs: bool) -> Task:
 def _with_file_digests(runs: list[PlannedRun]) -> list[PlannedRun]:
     """Read every profile and trace once, now: a bad file fails before any run starts, and
     each configuration names the sha256 of the file it reads."""
-    from sitesim.swf import read_swf
-
     digests: dict[tuple[str, str], str] = {}
     resolved = []
     for run in runs:
@@ -470,8 +459,6 @@ def _completed(folder: Path, run: PlannedRun) -> dict[str, Any] | None:
     Raises:
         ConfigError: the folder holds the results of another configuration.
     """
-    from sitesim.report import RESULTS_NAME
-
     path = folder / RESULTS_NAME
     if not path.exists():
         return None
@@ -485,7 +472,7 @@ def _completed(folder: Path, run: PlannedRun) -> dict[str, Any] | None:
     planned = run.config.to_dict()
     if planned.get("procs") is None:  # a replay's machine size is resolved by the run
         stored = {**stored, "procs": None}
-    if stored != json.loads(_json(planned)):
+    if stored != json.loads(to_json(planned)):
         raise ConfigError(
             f"{folder} holds the results of another configuration; remove it or give "
             "another output folder"
@@ -511,7 +498,7 @@ def summarize_runs(rows: Sequence[dict[str, Any]], factors: Sequence[str]) -> li
     """Per combination of factor levels: n, and per metric the mean over the runs, the sample
     standard deviation (``_sd``) and the half-width of the 95 % confidence interval of the mean
     by Student's t (``_ci95``); NaN where n < 2. Runs keep their plan order."""
-    from scipy import stats
+    from scipy.special import stdtrit  # the quantile of Student's t (lighter than scipy.stats)
 
     metrics = Summary.fields()
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -523,7 +510,7 @@ def summarize_runs(rows: Sequence[dict[str, Any]], factors: Sequence[str]) -> li
         n = len(members)
         entry: dict[str, Any] = {name: members[0].get(name) for name in factors}
         entry["n"] = n
-        t = float(stats.t.ppf(0.975, n - 1)) if n > 1 else math.nan
+        t = float(stdtrit(n - 1, 0.975)) if n > 1 else math.nan
         for metric in metrics:
             values = [float(m[metric]) for m in members]
             finite = [v for v in values if math.isfinite(v)]

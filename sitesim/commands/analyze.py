@@ -7,8 +7,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from sitesim.activity import decompose
-from sitesim.analysis import RESPONSE_BINS, SLOWDOWN_BINS, analyze
 from sitesim.commands.arguments import add_activity_options, check_out
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.report import table
@@ -51,6 +49,9 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from sitesim.activity import decompose
+    from sitesim.analysis import analyze  # SciPy: loaded only when a command needs it
+
     check_out(args)
     activities = [
         decompose(read_swf(path), definition=args.think, threshold=args.threshold * 60.0)
@@ -134,6 +135,8 @@ def describe(name: str, data: dict[str, Any]) -> str:
 
 def rs_table(combined: dict[str, Any]) -> str:
     """The combined R×S table of median think times (minutes)."""
+    from sitesim.analysis import RESPONSE_BINS, SLOWDOWN_BINS
+
     medians = combined["rs_median_think_min"]
     rows = [[r, *medians[i]] for i, r in enumerate(RESPONSE_BINS)]
     return "median think time (min) by response (rows) and slowdown (columns), combined:\n" + table(
