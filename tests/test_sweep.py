@@ -20,7 +20,7 @@ import sitesim
 from sitesim.cli import main
 from sitesim.config import SiteConfig
 from sitesim.errors import ConfigError
-from sitesim.sweeps import SweepPlan, run_name, summarize_runs, sweep
+from sitesim.sweeps import SweepPlan, paired_differences, run_name, summarize_runs, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = SiteConfig(days=28, warmup_days=7)
@@ -208,3 +208,21 @@ def test_a_sweep_killed_halfway_runs_only_the_missing_runs(tmp_path, capsys):
     assert len(rows_of(out / "runs.csv")) == 12
     for name in done:  # a run found complete is the run that would have run
         assert json.loads((out / name / "results.json").read_text())["sweep"]["name"] == name
+
+
+def test_paired_differences_by_seed():
+    def row(scheduler, users, seed, value):  # type: ignore[no-untyped-def]
+        return {"scheduler": scheduler, "users": users, "seed": seed, "utilization": value}
+
+    rows = [
+        row("EASY", 5, 1, 0.5), row("EASY", 5, 2, 0.7), row("EASY", 5, 3, 0.6),
+        row("CREASY", 5, 1, 0.6), row("CREASY", 5, 2, 0.9), row("CREASY", 5, 3, 0.6),
+        row("CREASY", 9, 1, 0.1),  # no EASY run to compare with: left out
+    ]  # fmt: skip
+    (only,) = paired_differences(rows, ["scheduler", "users"], "scheduler", "EASY", ["utilization"])
+    diffs = [0.1, 0.2, 0.0]
+    mean = sum(diffs) / 3
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / 2)
+    assert (only["scheduler"], only["users"], only["n"]) == ("CREASY", 5, 3)
+    assert only["utilization_diff"] == pytest.approx(mean)
+    assert only["utilization_diff_ci95"] == pytest.approx(stats.t.ppf(0.975, 2) * sd / math.sqrt(3))

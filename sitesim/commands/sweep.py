@@ -36,6 +36,7 @@ examples:
   sitesim sweep sweep.toml --workers 8 --out runs/creasy
   sitesim sweep sweep.toml --dask local
   sitesim sweep sweep.toml --dask tcp://scheduler.cluster:8786
+  sitesim sweep sweep.toml --dask ~/dask-scheduler.json
 
 Each run writes its own folder, named by its factor levels and seed; {RUNS_CSV} holds one row
 per run (factors, seed, wall time, every summary metric) and {SUMMARY_CSV} one row per
@@ -68,8 +69,9 @@ def add_parser(commands: Any) -> None:
     where.add_argument("--serial", action="store_true", help="run one after another here")
     where.add_argument(
         "--dask",
-        metavar="local|ADDRESS",
-        help="run on Dask: 'local' starts a LocalCluster, tcp://HOST:PORT joins a scheduler",
+        metavar="local|ADDRESS|FILE",
+        help="run on Dask: 'local' starts a LocalCluster; tcp://HOST:PORT or a scheduler file "
+        "(dask scheduler --scheduler-file) joins a running cluster",
     )
     p.add_argument(
         "--workers",
