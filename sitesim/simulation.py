@@ -65,13 +65,17 @@ def simulate(
         raise ConfigError("give scheduler parameters to the scheduler object, not simulate()")
     user_model = UserModel(kind=model) if isinstance(model, str) else model
     in_memory = isinstance(profile, WorkloadProfile)
+    if profile is None or isinstance(profile, WorkloadProfile):
+        profile_name = DEFAULT_PROFILE  # (a profile object is used as it is, below)
+    else:
+        profile_name = os.fspath(profile)
     # A configuration validates every setting, even of a run it cannot fully describe.
     config = SiteConfig(
         users=users,
         procs=procs,
         days=days,
         warmup_days=warmup_days,
-        profile=DEFAULT_PROFILE if profile is None or in_memory else os.fspath(profile),  # type: ignore[arg-type]
+        profile=profile_name,
         seed=seed,
         strict=strict,
         **(SiteConfig.model_settings(user_model) if isinstance(user_model, UserModel) else {}),

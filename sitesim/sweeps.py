@@ -40,14 +40,14 @@ from sitesim.errors import ConfigError, SitesimError
 from sitesim.metrics import Summary
 from sitesim.output import atomic_write, check_output_folder, to_json
 from sitesim.profile import read_profile
-from sitesim.report import RESULTS_NAME, csv_text, results_document, write_outputs
+from sitesim.report import RESULTS_NAME, RUNS_NAME, csv_text, results_document, write_outputs
 from sitesim.schedulers import REGISTRY, parameters
 from sitesim.swf import read_swf
 from sitesim.trace_replay import run_replay
 
 Executor = Literal["serial", "process", "dask"]
-#: Files of a sweep's output folder.
-RUNS_CSV, SUMMARY_CSV, ERROR_NAME = "runs.csv", "summary.csv", "error.txt"
+#: Files of a sweep's output folder (beside runs.csv, :data:`sitesim.report.RUNS_NAME`).
+SUMMARY_CSV, ERROR_NAME = "summary.csv", "error.txt"
 #: Settings that name a file: relative paths in a sweep file are relative to its folder.
 FILE_SETTINGS = ("profile", "trace")
 
@@ -417,7 +417,7 @@ def sweep(
     ordered = [rows[run.name] for run in runs if run.name in rows]
     summary = summarize_runs(ordered, list(plan.factors))
     if folder is not None:
-        atomic_write(folder / RUNS_CSV, csv_text(ordered))
+        atomic_write(folder / RUNS_NAME, csv_text(ordered))
         atomic_write(folder / SUMMARY_CSV, csv_text(summary))
     failed = [(run.name, failures[run.name]) for run in runs if run.name in failures]
     return SweepResult(ordered, summary, failed, resumed, folder)

@@ -68,7 +68,7 @@ def replay(
         trace = read_swf(trace)
     described = registered(scheduler)
     config = ReplayConfig(
-        trace=trace.name,
+        trace=trace.name or "(an SWF trace in memory)",
         trace_sha256=trace.sha256 or None,
         procs=procs,
         scale=scale,

@@ -50,3 +50,23 @@ def test_the_installed_names_load_once():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_import_sitesim_is_light_and_gives_the_public_api():
+    code = (
+        "import sys, sitesim; heavy = [m for m in ('simpy', 'numpy', 'scipy', 'matplotlib') "
+        "if m in sys.modules]; print(heavy);"
+        "print(all(callable(getattr(sitesim, n)) for n in sitesim.__all__ if n != '__version__'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["[]", "True"]
+
+
+def test_the_command_line_does_not_load_scipy_or_matplotlib():
+    code = "import sys, sitesim.cli; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -12,8 +12,8 @@ from sitesim.commands.arguments import positive_int
 from sitesim.errors import ConfigError
 from sitesim.output import check_output_folder
 from sitesim.progress import ProgressBar
-from sitesim.report import table
-from sitesim.sweeps import RUNS_CSV, SUMMARY_CSV, Executor, SweepPlan, available_cores, sweep
+from sitesim.report import RUNS_NAME, table
+from sitesim.sweeps import SUMMARY_CSV, Executor, SweepPlan, available_cores, sweep
 
 EPILOG = f"""\
 example sweep file (sweep.toml):
@@ -38,7 +38,7 @@ examples:
   sitesim sweep sweep.toml --dask tcp://scheduler.cluster:8786
   sitesim sweep sweep.toml --dask ~/dask-scheduler.json
 
-Each run writes its own folder, named by its factor levels and seed; {RUNS_CSV} holds one row
+Each run writes its own folder, named by its factor levels and seed; {RUNS_NAME} holds one row
 per run (factors, seed, wall time, every summary metric) and {SUMMARY_CSV} one row per
 combination (mean, _sd, _ci95 by Student's t, n). Runs already complete in the folder are not
 run again, so an interrupted sweep resumes. A failed run keeps its traceback in its folder's
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     ran = len(result.runs) - result.resumed
     print(
         f"{len(result.runs)} of {len(runs)} runs complete ({result.resumed} found complete, "
-        f"{ran} run now); {RUNS_CSV} and {SUMMARY_CSV} written to {out}"
+        f"{ran} run now); {RUNS_NAME} and {SUMMARY_CSV} written to {out}"
     )
     for name, error in result.failed:
         last = error.strip().splitlines()[-1] if error.strip() else "unknown error"
