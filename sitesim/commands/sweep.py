@@ -59,12 +59,12 @@ def add_parser(commands: Any) -> None:
         "sweep",
         help="a grid of runs x replications (seeds) on a process pool or a Dask cluster",
         description="Run every combination of the factor levels of a sweep file once per "
-        "seed, and summarize the replications with 95%% confidence intervals.",
+        "seed, and summarize the replications with 95 % confidence intervals.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("sweep_file", type=Path, metavar="SWEEP.toml", help="the sweep file")
-    p.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: the file's)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: the sweep file's out = ...)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--serial", action="store_true", help="run one after another here")
     where.add_argument(
@@ -77,7 +77,8 @@ def add_parser(commands: Any) -> None:
         "--workers",
         type=positive_int,
         metavar="N",
-        help=f"processes of the local pool or LocalCluster (default: all {available_cores()})",
+        help="processes of the local pool or LocalCluster (default: every core, "
+        f"{available_cores()} here)",
     )
     p.add_argument(
         "--results-only",
