@@ -44,6 +44,8 @@ class TraceWorkload:
         size, user: processors, user id.
         preceding: SWF job number of the job this one depended on (field 17; -1 if none).
         think: think time after it (field 18; NaN if unknown).
+        wait: the wait recorded in the trace (field 3; NaN if unknown), for the trace's own
+            job ends (feedback replay).
         skipped: impossible jobs left out, by reason.
         estimates_filled: jobs whose estimate is their runtime because the trace had none.
         estimates_raised: jobs whose estimate was below :data:`MIN_ESTIMATE` and was raised.
@@ -58,6 +60,7 @@ class TraceWorkload:
     user: np.ndarray
     preceding: np.ndarray
     think: np.ndarray
+    wait: np.ndarray
     skipped: dict[str, int] = field(default_factory=dict)
     estimates_filled: int = 0
     estimates_raised: int = 0
@@ -124,6 +127,7 @@ class TraceWorkload:
             user=col("user")[rows].astype(np.int64),
             preceding=col("preceding")[rows].astype(np.int64),
             think=np.where(col("think")[rows] >= 0, col("think")[rows], np.nan),
+            wait=np.where(col("wait")[rows] >= 0, col("wait")[rows], np.nan),
             skipped=skipped,
             estimates_filled=int((~has_request).sum()) if estimates == "trace" else 0,
             estimates_raised=raised,
@@ -167,6 +171,7 @@ class TraceWorkload:
             user=users[order],
             preceding=np.full(n, -1, dtype=np.int64),
             think=np.full(n, np.nan),
+            wait=np.full(n, np.nan),
             estimates_raised=raised,
         )
 

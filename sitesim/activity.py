@@ -164,7 +164,9 @@ def decompose(
     submit = submit[order]
     wait, runtime = col("wait")[rows], col("runtime")[rows]
     size = np.where(col("procs")[rows] > 0, col("procs")[rows], col("req_procs")[rows])
-    think, session, batch = _sessions(user, submit, submit + wait + runtime, definition, threshold)
+    think, session, batch = session_structure(
+        user, submit, submit + wait + runtime, definition, threshold
+    )
     hour, weekday, clock = _local_clock(trace, submit)
     return Activity(
         name=trace.name,
@@ -187,14 +189,15 @@ def decompose(
     )
 
 
-def _sessions(
+def session_structure(
     user: np.ndarray,
     submit: np.ndarray,
     end: np.ndarray,
     definition: ThinkDefinition,
     threshold: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Think time after each job, and session and batch ids (0-based, global)."""
+    """Think time after each job, and session and batch ids (0-based, global), for jobs
+    sorted by user, then submit time (each array one entry per job)."""
     n = len(user)
     same_user = np.zeros(n, dtype=bool)  # same_user[k]: job k+1 belongs to job k's user
     same_user[:-1] = user[1:] == user[:-1]

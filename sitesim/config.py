@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self
 
+from sitesim.activity import THINK_DEFINITIONS
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
@@ -306,6 +307,11 @@ class ReplayConfig(RunConfig):
         scale: multiply inter-arrival times by this factor (< 1 raises the load).
         estimates: ``trace`` (requested times) or ``exact`` (the actual runtimes).
         warmup_days: days after the first submission left out of the metrics.
+        feedback: keep the users' dependencies: a dependent job is submitted after the
+            simulated end of the job it depends on (:mod:`sitesim.models.feedback`).
+        think: how a feedback replay infers dependencies when the trace has no field 17:
+            ``last``, ``max`` or ``arrival`` (users.md).
+        threshold_min: the session threshold of that inference, minutes.
     """
 
     mode: ClassVar[str] = "replay"
@@ -317,6 +323,9 @@ class ReplayConfig(RunConfig):
     scale: float | None = None
     estimates: Literal["trace", "exact"] = "trace"
     warmup_days: float = 0.0
+    feedback: bool = False
+    think: Literal["last", "max", "arrival"] = "last"
+    threshold_min: float = 20.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -335,3 +344,9 @@ class ReplayConfig(RunConfig):
                 f"estimates of a replay must be 'trace' or 'exact', got {self.estimates!r}"
             )
         self._set("warmup_days", _real("warmup_days", self.warmup_days, 0.0))
+        self._set("feedback", _flag("feedback", self.feedback))
+        if self.think not in THINK_DEFINITIONS:
+            raise ConfigError(
+                f"think must be one of {', '.join(THINK_DEFINITIONS)}, got {self.think!r}"
+            )
+        self._set("threshold_min", _real("threshold_min", self.threshold_min, 0.0, above=True))

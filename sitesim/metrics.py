@@ -43,6 +43,9 @@ class Summary:
     the 25th, 50th, 75th and 98th percentiles and the maximum. ``short_*``, ``medium_*`` and
     ``long_*`` are the means per runtime class (≤ 1 min, 1–10 min, > 10 min). Session fields
     are 0 (counts) or NaN (ratios) for runs without sessions (trace replays).
+    ``dependent_jobs`` counts the jobs that record a preceding job (SWF field 17);
+    ``submission_violations`` and ``ordering_violations`` are the fractions of ``jobs`` that
+    were submitted before their preceding job ended, or started before it started.
     docs/reference/metrics.md documents every field.
     """
 
@@ -103,6 +106,9 @@ class Summary:
     jobs_per_batch: float
     sessions_per_user: float
     batches_per_user: float
+    dependent_jobs: int
+    submission_violations: float
+    ordering_violations: float
 
     @classmethod
     def fields(cls) -> tuple[str, ...]:
@@ -212,7 +218,31 @@ def summarize(
         values[f"{name}_slowdown_mean"] = _mean(slowdown[cls])
         values[f"{name}_bsld_mean"] = _mean(bounded[cls])
     values.update(_sessions(sel))
+    values.update(_violations(records, sel))
     return Summary(**values)
+
+
+def _violations(records: np.ndarray, sel: np.ndarray) -> dict[str, Any]:
+    """Dependencies (SWF 17) among the window's jobs, and how many were violated.
+
+    A *submission-dependency violation*: the job was submitted while the job it depends on was
+    still queued or running (before it ended). An *execution-ordering violation*: it started
+    while the job it depends on was still queued (before it started). Both are fractions of the
+    window's jobs; a site-level run has none by construction, an open replay of its trace at a
+    higher load many (experiments.md §2).
+    """
+    dependent = sel["preceding"] > 0
+    n = int(dependent.sum())
+    if not n:
+        return {"dependent_jobs": 0, "submission_violations": 0.0, "ordering_violations": 0.0}
+    on = records[sel["preceding"][dependent] - 1]  # ids are 1-based positions in the records
+    submitted_early = sel["submit"][dependent] < on["end"]
+    started_early = sel["start"][dependent] < on["start"]
+    return {
+        "dependent_jobs": n,
+        "submission_violations": int(submitted_early.sum()) / len(sel),
+        "ordering_violations": int(started_early.sum()) / len(sel),
+    }
 
 
 def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -52,10 +52,14 @@ REPLAY_COLUMNS = (
 )  # fmt: skip
 
 
-def replay_row(result: SiteResult) -> list[Any]:
-    """One row of :data:`REPLAY_COLUMNS`."""
+#: Columns added when the trace records dependencies.
+VIOLATION_COLUMNS = ("Sub.Viol(%)", "Ord.Viol(%)")
+
+
+def replay_row(result: SiteResult, *, violations: bool = False) -> list[Any]:
+    """One row of :data:`REPLAY_COLUMNS` (and :data:`VIOLATION_COLUMNS`)."""
     s = result.summary
-    return [
+    row = [
         result.label,
         s.jobs,
         s.utilization,
@@ -67,6 +71,9 @@ def replay_row(result: SiteResult) -> list[Any]:
         s.wait_max_min / 60,
         s.makespan_d,
     ]
+    if violations:
+        row += [100 * s.submission_violations, 100 * s.ordering_violations]
+    return row
 
 
 RUN_COLUMNS = (

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from sitesim.config import ReplayConfig
 from sitesim.errors import ConfigError, require
+from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.schedulers import Scheduler, create, registered
 from sitesim.site import Site, SiteResult
@@ -115,12 +119,35 @@ def run_replay(
     return dataclasses.replace(result, config=resolved)
 
 
+def moved(records: np.ndarray, workload: TraceWorkload) -> dict[str, Any]:
+    """How far a feedback replay moved submissions from the (scaled) timestamps of the open
+    replay: how many jobs, earlier or later, and the shift's mean and percentiles in hours."""
+    order = np.argsort(workload.rows)
+    at = order[np.searchsorted(workload.rows[order], records["trace_row"])]
+    shift = (records["submit"] - workload.submit[at]) / 3600.0
+    changed = shift != 0
+    size = np.abs(shift[changed])
+    return {
+        "jobs_moved": int(changed.sum()),
+        "jobs_moved_earlier": int((shift < 0).sum()),
+        "jobs_moved_later": int((shift > 0).sum()),
+        "shift_mean_h": float(shift.mean()) if len(shift) else math.nan,
+        "moved_by_p50_h": float(np.median(size)) if len(size) else 0.0,
+        "moved_by_p98_h": float(np.percentile(size, 98)) if len(size) else 0.0,
+    }
+
+
 def _replay(
     config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler, progress: Progress | None
 ) -> SiteResult:
     """The replay itself: the trace's jobs as a workload, at the configured load."""
     size = machine_size(trace, config.procs)
     workload = TraceWorkload.from_swf(trace, size, estimates=config.estimates, strict=config.strict)
+    plan = None
+    if config.feedback:  # from the trace's own timing, before any scaling
+        plan = FeedbackPlan.of(
+            workload, definition=config.think, threshold=config.threshold_min * 60.0
+        )
     if not len(workload):
         skipped = ", ".join(f"{reason} {n:,}" for reason, n in workload.skipped.items())
         raise ConfigError(
@@ -134,7 +161,7 @@ def _replay(
     elif config.scale is not None:
         workload, factor = workload.scaled(config.scale), config.scale
     site = Site(size, scheduler, strict=config.strict)
-    site.add_user(TraceUser(workload))
+    site.add_user(TraceUser(workload) if plan is None else FeedbackTraceUser(workload, plan))
     first, last = float(workload.submit[0]), float(workload.submit[-1])
     if progress is None:
         result = site.run(warmup=config.warmup_days * DAY)
@@ -156,6 +183,12 @@ def _replay(
         "offered_load_original": original_load,
         "offered_load": workload.offered_load(size),
     }
+    if plan is not None:
+        facts["feedback"] = {
+            "dependencies": plan.source,
+            "dependent_jobs": plan.dependent,
+            **moved(result.records, workload),
+        }
     summary = dataclasses.replace(
         result.summary, jobs_skipped=result.summary.jobs_skipped + sum(workload.skipped.values())
     )

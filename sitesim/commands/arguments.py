@@ -69,21 +69,21 @@ def scheduler_settings(names: list[str], params: dict[str, Any]) -> list[dict[st
     ]
 
 
-def add_activity_options(parser: argparse.ArgumentParser) -> None:
+def add_activity_options(parser: argparse.ArgumentParser, context: str = "") -> None:
     """--think and --threshold: how traces are split into think times and sessions."""
     parser.add_argument(
         "--think",
         choices=THINK_DEFINITIONS,
         default="last",
-        help="think time measured from the end of the previous job (last, default), the "
-        "latest end in the session (max), or the previous submission (arrival)",
+        help=f"{context}think time measured from the end of the previous job (last, default), "
+        "the latest end in the session (max), or the previous submission (arrival)",
     )
     parser.add_argument(
         "--threshold",
         type=positive_float,
         default=20.0,
         metavar="MIN",
-        help="session threshold in minutes (default 20)",
+        help=f"{context}session threshold in minutes (default 20)",
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.commands.arguments import (
+    add_activity_options,
     add_scheduler_options,
     check_out,
     positive_float,
@@ -21,6 +22,7 @@ from sitesim.progress import ProgressBar
 from sitesim.report import (
     REPLAY_COLUMNS,
     RUNS_NAME,
+    VIOLATION_COLUMNS,
     csv_text,
     flat_row,
     replay_row,
@@ -46,6 +48,17 @@ metric. `sitesim rerun DIR/results.json` repeats a run.
 
 Lines the machine cannot run (unknown runtime or size, more processors than the machine) are
 skipped and counted in lenient mode (the default), or stop the run with --strict.
+
+When the trace records dependencies (SWF field 17: the job a job waited for, as in the traces
+of site-level runs), two more columns give the fractions of jobs submitted before the job they
+depend on ended (Sub.Viol) and started before it started (Ord.Viol): the situations load
+scaling creates and real users never would.
+
+--feedback replays with the users' dependencies kept: a job that depended on an earlier one
+(field 17, or inferred from the trace with --think and --threshold) is submitted its think time
+after that job's *simulated* end; jobs inside a batch keep their offsets; the others keep their
+(scaled) timestamps. A line tells how many jobs moved and by how much
+(docs/reference/replay.md#feedback-replay).
 """
 
 
@@ -90,6 +103,13 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="fail at the first impossible job instead of skipping and counting it",
     )
+    p.add_argument(
+        "--feedback",
+        action="store_true",
+        help="keep the users' dependencies: a dependent job is submitted after the simulated "
+        "end of the job it depends on",
+    )
+    add_activity_options(p, "with --feedback, when the trace has no field 17: ")
     p.add_argument("--out", type=Path, metavar="DIR", help="write SWF, results.json and CSV here")
     p.set_defaults(func=run)
 
@@ -106,25 +126,42 @@ def run(args: argparse.Namespace) -> int:
         load=args.load,
         estimates=args.estimates,
         strict=args.strict,
+        feedback=args.feedback,
+        think=args.think,
+        threshold_min=args.threshold,
     )
-    rows: list[list[Any]] = []
-    flat: list[dict[str, Any]] = []
+    results: list[SiteResult] = []
     for config in (base.replace(**s) for s in settings):
         with ProgressBar(f"replay {config.scheduler}") as bar:
             result = run_replay(config, trace=trace, progress=bar)
-        if not rows:
+        if not results:
             _report_workload(result)
-        rows.append(replay_row(result))
-        flat.append(flat_row(result))
+        results.append(result)
         if args.out is not None:
             folder = args.out / config.scheduler if len(settings) > 1 else args.out
             write_outputs(folder, result, trace)
-    print(table(REPLAY_COLUMNS, rows))
+    violations = any(r.summary.dependent_jobs for r in results)
+    columns = REPLAY_COLUMNS + (VIOLATION_COLUMNS if violations else ())
+    print(table(columns, [replay_row(r, violations=violations) for r in results]))
+    for result in results:
+        if "feedback" in result.workload:
+            print(_moved(result))
     if args.out is not None:
         if len(settings) > 1:
-            atomic_write(args.out / RUNS_NAME, csv_text(flat))
+            atomic_write(args.out / RUNS_NAME, csv_text([flat_row(r) for r in results]))
         print(f"outputs written to {args.out}")
     return 0
+
+
+def _moved(result: SiteResult) -> str:
+    facts = result.workload["feedback"]
+    return (
+        f"{result.label}: feedback moved {facts['jobs_moved']:,} of "
+        f"{result.workload['jobs_replayed']:,} submissions ({facts['jobs_moved_earlier']:,} "
+        f"earlier, {facts['jobs_moved_later']:,} later; by a median of "
+        f"{facts['moved_by_p50_h']:.2f} h, 98th percentile {facts['moved_by_p98_h']:.1f} h); "
+        f"{facts['dependent_jobs']:,} dependent jobs, {facts['dependencies']}"
+    )
 
 
 def _report_workload(result: SiteResult) -> None:

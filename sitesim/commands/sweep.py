@@ -64,7 +64,9 @@ def add_parser(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("sweep_file", type=Path, metavar="SWEEP.toml", help="the sweep file")
-    p.add_argument("--out", type=Path, metavar="DIR", help="output folder (default: the sweep file's out = ...)")
+    p.add_argument(
+        "--out", type=Path, metavar="DIR", help="output folder (default: the sweep file's out)"
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument("--serial", action="store_true", help="run one after another here")
     where.add_argument(
