@@ -115,7 +115,7 @@ def run_replay(
             f"the run used {config.trace_sha256}"
         )
     result = _replay(config, trace, scheduler or config.make_scheduler(), progress)
-    resolved = dataclasses.replace(config, trace_sha256=trace.sha256, procs=result.procs)
+    resolved = dataclasses.replace(config, trace_sha256=trace.sha256 or None, procs=result.procs)
     return dataclasses.replace(result, config=resolved)
 
 
