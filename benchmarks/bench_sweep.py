@@ -15,7 +15,8 @@ import tempfile
 import time
 
 from sitesim.config import SiteConfig
-from sitesim.sweeps import available_cores, sweep
+from sitesim.executors import available_cores
+from sitesim.sweeps import sweep
 
 BASE = SiteConfig(days=91)
 FACTORS = {"scheduler": ["EASY", "CREASY"], "users": [20, 40]}

@@ -3,7 +3,8 @@
 A user works in *batches*: the batch submits its first job, then each further job after an
 inter-submission gap, without waiting for the earlier ones, and completes when its
 **last-submitted** job ends. Between batches of a session the user thinks for a time drawn from
-the profile's short think times, (0, 20 min].
+the profile's short think times, (0, 20 min]. A cap on the batch width (a workload transform of
+the sensitivity studies) cuts wider batches; the draw itself is unchanged.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from .streams import Draws, seconds, stream
 class Submittal:
     """A user's batch widths, inter-submission gaps and short think times (whole seconds)."""
 
-    def __init__(self, profile: WorkloadProfile, seed: int, user: int) -> None:
+    def __init__(
+        self, profile: WorkloadProfile, seed: int, user: int, *, max_width: int | None = None
+    ) -> None:
+        self.max_width = max_width
         self._width = Draws(stream(seed, user, "width"), profile.batch_widths.from_uniform)
         self._gap = seconds(stream(seed, user, "gap"), profile.inter_submission.from_uniform)
         self._think = seconds(stream(seed, user, "think"), profile.think_short.from_uniform)
 
     def width(self) -> int:
-        """Jobs in the next batch."""
-        return int(self._width())
+        """Jobs in the next batch (at most ``max_width``: a workload transform)."""
+        width = int(self._width())
+        return width if self.max_width is None else min(width, self.max_width)
 
     def gap(self) -> float:
         """Seconds between two submissions of a batch."""

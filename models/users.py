@@ -18,6 +18,7 @@ same session, and the think time since that job's end (SWF fields 17 and 18).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -51,6 +52,9 @@ class UserModel:
         cycles: shares of day and weekday workers, largest personal shift.
         estimates: how users estimate runtimes.
         correlated: draw runtimes conditioned on the size class.
+        runtime_scale: a workload transform: every runtime drawn is multiplied by it ("what if
+            our jobs were ten times shorter?"); estimates follow the scaled runtimes.
+        max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
     """
 
     kind: UserKind = "complete"
@@ -59,6 +63,8 @@ class UserModel:
     cycles: CycleShares = field(default_factory=CycleShares)
     estimates: EstimateModel = field(default_factory=EstimateModel)
     correlated: bool = False
+    runtime_scale: float = 1.0
+    max_batch_width: int | None = None
 
     def __post_init__(self) -> None:
         require(
@@ -66,6 +72,14 @@ class UserModel:
             f"user model must be 'static' or 'complete', got {self.kind!r}",
         )
         check_pcont(self.pcont_a, self.pcont_b)
+        require(
+            math.isfinite(self.runtime_scale) and self.runtime_scale > 0,
+            f"runtime scale must be > 0, got {self.runtime_scale}",
+        )
+        require(
+            self.max_batch_width is None or self.max_batch_width >= 1,
+            f"largest batch width must be >= 1 (or none), got {self.max_batch_width}",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -89,9 +103,10 @@ class StaticUser:
     ) -> None:
         self.id = uid
         self.workpool = Workpool(
-            profile, procs, seed, uid, correlated=model.correlated, estimates=model.estimates
-        )
-        self.submittal = Submittal(profile, seed, uid)
+            profile, procs, seed, uid, correlated=model.correlated, estimates=model.estimates,
+            runtime_scale=model.runtime_scale,
+        )  # fmt: skip
+        self.submittal = Submittal(profile, seed, uid, max_width=model.max_batch_width)
         self.session = 0
         self.batch = 0
         self._batches_in_session = 0

@@ -12,6 +12,10 @@ The estimate (requested time) is the runtime (``exact``, the default, as in the 
 a constant overestimation ``factor`` times it, or the runtime times a ``ratio`` drawn from the
 profile's requested/actual runtime ratios, capped at the profile's longest request. Estimates
 are never below :data:`sitesim.job.MIN_ESTIMATE`. Runtimes and estimates are whole seconds.
+
+``runtime_scale`` (a workload transform of the sensitivity studies) multiplies every runtime
+drawn before it is rounded, and the cap on requests with it; each draw still uses one uniform,
+so a scaled user submits the same sequence of sizes with scaled runtimes.
 """
 
 from __future__ import annotations
@@ -86,16 +90,19 @@ class Workpool:
         *,
         correlated: bool = False,
         estimates: EstimateModel | None = None,
+        runtime_scale: float = 1.0,
     ) -> None:
         self.profile = profile
         self.correlated = correlated
         self.estimates = estimates or EstimateModel()
+        self.runtime_scale = runtime_scale
         self._size = Draws(stream(seed, user, "size"), profile.sizes.restricted(procs).from_uniform)
         runtime_stream = stream(seed, user, "runtime")
         if correlated:  # uniforms; the table depends on the size drawn
             self._runtime = Draws(runtime_stream)
         else:
-            self._runtime = seconds(runtime_stream, profile.runtimes.from_uniform)
+            table = profile.runtimes.from_uniform
+            self._runtime = seconds(runtime_stream, lambda u: table(u) * runtime_scale)
         self._repeat = Draws(
             stream(seed, user, "repetition"), profile.size_repetitions.from_uniform
         )
@@ -117,7 +124,8 @@ class Workpool:
         runtime: float
         if self.correlated:
             u = np.array([self._runtime()])
-            runtime = float(np.rint(self.profile.runtime_table(size).from_uniform(u))[0])
+            table = self.profile.runtime_table(size)
+            runtime = float(np.rint(table.from_uniform(u) * self.runtime_scale)[0])
         else:
             runtime = self._runtime()
         model = self.estimates
@@ -127,5 +135,6 @@ class Workpool:
         elif model.kind == "factor":
             estimate = round(runtime * model.factor)
         else:
-            estimate = round(min(runtime * self._ratio(), self.profile.max_estimate))
+            cap = self.profile.max_estimate * self.runtime_scale
+            estimate = round(min(runtime * self._ratio(), cap))
         return size, runtime, max(estimate, MIN_ESTIMATE)

@@ -222,6 +222,9 @@ class SiteConfig(RunConfig):
         pcont_a, pcont_b: p_cont(r) = a / (b r + 1), r in minutes.
         day_share, weekday_share: shares of day and weekday workers.
         shift_max_min: the largest personal shift of a worker's window, minutes.
+        runtime_scale: a workload transform: every runtime is multiplied by it (estimates
+            follow), "what if our jobs were ten times shorter?".
+        max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
     """
 
     mode: ClassVar[str] = "site"
@@ -240,6 +243,8 @@ class SiteConfig(RunConfig):
     day_share: float = 0.7
     weekday_share: float = 0.8
     shift_max_min: float = 60.0
+    runtime_scale: float = 1.0
+    max_batch_width: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -264,6 +269,9 @@ class SiteConfig(RunConfig):
         self._set("day_share", _real("day_share", self.day_share, 0.0, 1.0))
         self._set("weekday_share", _real("weekday_share", self.weekday_share, 0.0, 1.0))
         self._set("shift_max_min", _real("shift_max_min", self.shift_max_min, 0.0, 720.0))
+        self._set("runtime_scale", _real("runtime_scale", self.runtime_scale, 0.0, above=True))
+        if self.max_batch_width is not None:
+            self._set("max_batch_width", _whole("max_batch_width", self.max_batch_width, 1))
 
     def user_model(self) -> UserModel:
         """The user model these settings describe."""
@@ -278,6 +286,8 @@ class SiteConfig(RunConfig):
             ),
             estimates=EstimateModel.parse(self.estimates),
             correlated=self.correlated,
+            runtime_scale=self.runtime_scale,
+            max_batch_width=self.max_batch_width,
         )
 
     @staticmethod
@@ -292,6 +302,8 @@ class SiteConfig(RunConfig):
             "shift_max_min": model.cycles.max_shift_minutes,
             "estimates": str(model.estimates),
             "correlated": model.correlated,
+            "runtime_scale": model.runtime_scale,
+            "max_batch_width": model.max_batch_width,
         }
 
 

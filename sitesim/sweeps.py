@@ -18,7 +18,6 @@ whatever the executor.
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import itertools
 import json
@@ -29,14 +28,15 @@ import shutil
 import time
 import tomllib
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sitesim import runner
 from sitesim.config import DEFAULT_PROFILE, ReplayConfig, RunConfig, SiteConfig
 from sitesim.errors import ConfigError, SitesimError
+from sitesim.executors import EXECUTORS, Executor, execute_all
 from sitesim.metrics import Summary
 from sitesim.output import atomic_write, check_output_folder, to_json
 from sitesim.profile import read_profile
@@ -45,7 +45,6 @@ from sitesim.schedulers import REGISTRY, parameters
 from sitesim.swf import read_swf
 from sitesim.trace_replay import run_replay
 
-Executor = Literal["serial", "process", "dask"]
 #: Files of a sweep's output folder (beside runs.csv, :data:`sitesim.report.RUNS_NAME`).
 SUMMARY_CSV, ERROR_NAME = "summary.csv", "error.txt"
 #: Settings that name a file: relative paths in a sweep file are relative to its folder.
@@ -248,78 +247,6 @@ def execute(task: Task) -> Outcome:
         return Outcome(task.name, error=traceback.format_exc())
 
 
-# -- executors ----------------------------------------------------------------------------------
-def available_cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def _serial(tasks: Sequence[Task], workers: int, address: str | None) -> Iterator[Outcome]:
-    for task in tasks:
-        yield execute(task)
-
-
-def _pool(tasks: Sequence[Task], workers: int, address: str | None) -> Iterator[Outcome]:
-    """A local process pool; a worker that dies fails the runs it had, not the sweep."""
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(execute, task): task for task in tasks}
-        for future in concurrent.futures.as_completed(futures):
-            try:
-                yield future.result()
-            except concurrent.futures.process.BrokenProcessPool as err:
-                yield Outcome(futures[future].name, error=f"the worker process died: {err}\n")
-
-
-def _dask(tasks: Sequence[Task], workers: int, address: str | None) -> Iterator[Outcome]:
-    """A Dask distributed cluster: a LocalCluster (``address`` "local") or a running one,
-    named by its address (``tcp://host:8786``) or its scheduler file."""
-    try:
-        from dask.distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise SitesimError(
-            "Dask is not installed: pip install 'sitesim[dask]' (or dask[distributed])"
-        ) from None
-    import logging
-
-    cluster = None
-    if address in (None, "local"):
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
-        client = Client(cluster)
-    else:
-        is_file = Path(address).is_file()  # a scheduler file (dask scheduler --scheduler-file)
-        try:
-            client = Client(scheduler_file=address) if is_file else Client(address, timeout=30)
-        except (OSError, ValueError) as err:
-            raise SitesimError(f"cannot reach the Dask scheduler at {address}: {err}") from None
-    try:
-        futures = {client.submit(execute, task, pure=False): task for task in tasks}
-        for future in as_completed(futures):
-            try:
-                yield future.result()
-            except Exception as err:  # a worker lost (KilledWorker), a cancelled task
-                yield Outcome(futures[future].name, error=f"the Dask task failed: {err!r}\n")
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-EXECUTORS: dict[str, Callable[[Sequence[Task], int, str | None], Iterator[Outcome]]] = {
-    "serial": _serial,
-    "process": _pool,
-    "dask": _dask,
-}
-
-
 # -- the sweep ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SweepResult:
@@ -395,21 +322,24 @@ def sweep(
     run_of = {run.name: run for run in runs}
     if progress is not None:
         progress(len(rows), len(runs))
-    execute_all = EXECUTORS[executor]
     for attempt in range(1 + max(retries, 0)):
         if not pending:
             break
         tasks = [_task(run, folder, save_jobs) for run in pending]
         retry = []
-        for outcome in execute_all(tasks, workers or available_cores(), dask_address):
-            if outcome.row is not None:
-                rows[outcome.name] = outcome.row
-                failures.pop(outcome.name, None)
+        for k, outcome, lost in execute_all(
+            execute, tasks, executor, workers=workers, address=dask_address
+        ):
+            name = tasks[k].name
+            if outcome is not None and outcome.row is not None:
+                rows[name] = outcome.row
+                failures.pop(name, None)
             else:
-                failures[outcome.name] = outcome.error or "unknown error"
-                retry.append(run_of[outcome.name])
+                error = lost or (outcome.error if outcome else None) or "unknown error"
+                failures[name] = error
+                retry.append(run_of[name])
                 if folder is not None:
-                    _log_error(folder / outcome.name, attempt + 1, outcome.error or "")
+                    _log_error(folder / name, attempt + 1, error)
             if progress is not None:
                 progress(len(rows), len(runs))
         again = {run.name for run in retry}

@@ -40,6 +40,9 @@ job and think time), results.json, jobs.csv and users.csv into its own folder
 (users-NNNN-SCHEDULER), and runs.csv holds one row per run: its settings and every summary
 metric (docs/reference/metrics.md). `sitesim rerun DIR/.../results.json` repeats a run.
 
+Workload transforms (--runtime-scale, --max-batch-width) ask "what if our jobs were shorter,
+our batches narrower?": every draw stays the same, only runtimes are scaled or batches cut.
+
 User models: "complete" users (default) continue a session after a job with response r
 minutes with probability p_cont = a / (b r + 1) (--pcont, default {PCONT_A} {PCONT_B}), take
 breaks, and work in day/night, weekday/weekend windows; "static" users never leave.
@@ -119,6 +122,19 @@ def add_parser(commands: Any) -> None:
         help="draw runtimes from the runtimes of jobs of the same size class",
     )
     p.add_argument(
+        "--runtime-scale",
+        type=positive_float,
+        default=1.0,
+        metavar="F",
+        help="workload transform: multiply every runtime (and estimate) by F (default 1)",
+    )
+    p.add_argument(
+        "--max-batch-width",
+        type=positive_int,
+        metavar="N",
+        help="workload transform: cut batches to at most N jobs (default: as drawn)",
+    )
+    p.add_argument(
         "--pcont",
         type=float,
         nargs=2,
@@ -159,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
         pcont_b=args.pcont[1],
         day_share=args.day_share,
         weekday_share=args.weekday_share,
+        runtime_scale=args.runtime_scale,
+        max_batch_width=args.max_batch_width,
     )
     configs = [
         base.replace(users=count, **settings)

@@ -10,10 +10,11 @@ from typing import Any
 
 from sitesim.commands.arguments import positive_int
 from sitesim.errors import ConfigError
+from sitesim.executors import Executor, available_cores
 from sitesim.output import check_output_folder
 from sitesim.progress import ProgressBar
 from sitesim.report import RUNS_NAME, table
-from sitesim.sweeps import SUMMARY_CSV, Executor, SweepPlan, available_cores, sweep
+from sitesim.sweeps import SUMMARY_CSV, SweepPlan, sweep
 
 EPILOG = f"""\
 example sweep file (sweep.toml):
