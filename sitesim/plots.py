@@ -1,53 +1,19 @@
-"""Figures (PNG, matplotlib's headless Agg backend), written atomically."""
+"""The figures of ``sitesim analyze`` (PNG, written atomically; see :mod:`sitesim.figures`)."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
 from sitesim.activity import Activity
 from sitesim.analysis import RESPONSE_BINS, SLOWDOWN_BINS
-from sitesim.output import atomic_write
+from sitesim.figures import grid, log_scale, save
 
 COMBINED = "combined"
-
-
-def save(fig: Any, path: Path) -> Path:
-    """Save a figure as PNG atomically and close it."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write(path, buffer.getvalue())
-    return path
-
-
-def _log_scale(ax: Any, axis: str) -> None:
-    """A log scale on ``axis`` ("x" or "y") where there is positive data to show; matplotlib
-    refuses to draw a log axis without (a trace where no user submits twice has none)."""
-    high = ax.dataLim.x1 if axis == "x" else ax.dataLim.y1
-    if np.isfinite(high) and high > 0:
-        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
-
-
-def _grid(panels: int, width: float = 4.2, height: float = 3.6) -> tuple[Any, list[Any]]:
-    """A figure with ``panels`` axes in rows of at most three; spare axes hidden."""
-    cols = min(panels, 3)
-    rows = (panels + cols - 1) // cols
-    fig, axes = plt.subplots(
-        rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained"
-    )
-    flat = list(axes.flat)
-    for ax in flat[panels:]:
-        ax.set_visible(False)
-    return fig, flat[:panels]
 
 
 def _label(name: str) -> str:
@@ -107,7 +73,7 @@ def _think_by_bins(series: list[tuple[str, dict[str, Any]]], path: Path) -> Path
     right.set_title("by slowdown: S1 <1.41, S2 <2, S3 <4, S4 <16, S5 >16", fontsize=9)
     left.set_ylabel("median positive think time after the job (min)")
     for ax in (left, right):
-        _log_scale(ax, "y")
+        log_scale(ax, "y")
         ax.grid(alpha=0.3)
     right.legend(fontsize=8)
     return save(fig, path)
@@ -148,7 +114,7 @@ def _continue_probability(series: list[tuple[str, dict[str, Any]]], path: Path) 
     for name, data in series:
         style = {"color": "k", "lw": 2.5} if name == COMBINED else {"lw": 1.0}
         _curve(ax, data["response_bins"], data["continue_fit"], name, **style)
-    _log_scale(ax, "x")
+    log_scale(ax, "x")
     ax.set_xlabel("median response time of the bin (min)")
     ax.set_ylabel("P(next think time within the session threshold)")
     ax.set_title("Probability to continue the session: p = a / (b r + 1)")
@@ -158,12 +124,12 @@ def _continue_probability(series: list[tuple[str, dict[str, Any]]], path: Path) 
 
 
 def _expectations(series: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
-    fig, axes = _grid(len(series))
+    fig, axes = grid(len(series))
     for ax, (name, data) in zip(axes, series, strict=True):
         exp = data["expectations"]
         _curve(ax, exp["W"], exp["W_fit"], "W: waited <= 5 min", color="tab:blue")
         _curve(ax, exp["E"], exp["E_fit"], "E: ran <= 5 min", color="tab:red")
-        _log_scale(ax, "x")
+        log_scale(ax, "x")
         ax.set_ylim(0, 1)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("median response (min)")
@@ -174,11 +140,11 @@ def _expectations(series: list[tuple[str, dict[str, Any]]], path: Path) -> Path:
 
 
 def _weekly(traces: dict[str, Any], path: Path) -> Path:
-    fig, axes = _grid(len(traces))
+    fig, axes = grid(len(traces))
     for ax, (name, data) in zip(axes, traces.items(), strict=True):
         week = data["weekly"]
         ax.scatter(week["jobs"], week["mean_node_seconds"], s=8, alpha=0.6)
-        _log_scale(ax, "y")
+        log_scale(ax, "y")
         ax.set_title(f"{_label(name)} (Spearman rho = {week['spearman_rho']:.2f})", fontsize=9)
         ax.set_xlabel("jobs submitted in the week")
         ax.set_ylabel("mean node-seconds per job")

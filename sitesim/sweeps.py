@@ -426,13 +426,18 @@ def _remove_stale_staging(folder: Path) -> None:
 
 
 # -- statistics over replications ------------------------------------------------------------
-def summarize_runs(rows: Sequence[dict[str, Any]], factors: Sequence[str]) -> list[dict[str, Any]]:
+def summarize_runs(
+    rows: Sequence[dict[str, Any]],
+    factors: Sequence[str],
+    metrics: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
     """Per combination of factor levels: n, and per metric the mean over the runs, the sample
     standard deviation (``_sd``) and the half-width of the 95 % confidence interval of the mean
-    by Student's t (``_ci95``); NaN where n < 2. Runs keep their plan order."""
+    by Student's t (``_ci95``); NaN where n < 2. Runs keep their plan order. ``metrics``
+    defaults to every :class:`~sitesim.metrics.Summary` field."""
     from scipy.special import stdtrit  # the quantile of Student's t (lighter than scipy.stats)
 
-    metrics = Summary.fields()
+    metrics = Summary.fields() if metrics is None else metrics
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
         key = tuple(_hashable(row.get(name)) for name in factors)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import time
 from collections.abc import Callable
 from typing import Any
 
 from sitesim.activity import THINK_DEFINITIONS
 from sitesim.errors import ConfigError
+from sitesim.executors import available_cores
 from sitesim.output import check_output_folder
 from sitesim.schedulers import REGISTRY, parameters
 
@@ -108,3 +110,53 @@ def check_out(args: argparse.Namespace) -> None:
     """Fail now, not after the simulation, if --out cannot be written."""
     if args.out is not None:
         check_output_folder(args.out)
+
+
+class _DaskAddress(argparse.Action):
+    """--dask ADDRESS: remember the address and choose the Dask executor."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        namespace.dask, namespace.executor = values, "dask"
+
+
+def add_executor_options(parser: argparse.ArgumentParser) -> None:
+    """--serial | --dask, and --workers: where many runs execute (sets ``args.executor`` to
+    serial, dask or, by default, process)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--serial", dest="executor", action="store_const", const="serial",
+        default="process", help="run one after another in this process",
+    )  # fmt: skip
+    where.add_argument(
+        "--dask",
+        action=_DaskAddress,
+        metavar="local|ADDRESS|FILE",
+        help="run on Dask: 'local' starts a LocalCluster; tcp://HOST:PORT or a scheduler file "
+        "(dask scheduler --scheduler-file) joins a running cluster",
+    )
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="processes of the local pool or LocalCluster (default: every core, "
+        f"{available_cores()} here)",
+    )
+
+
+def progress_report(bar: Callable[[float, str], None], noun: str) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` that draws ``bar`` with the count and the time left, from the
+    pace since the first call (whose count, e.g. runs found complete, does not set the pace)."""
+    clock: dict[str, float] = {}
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if not clock:
+            clock.update(start=now, first=done)
+        note = f"{done}/{total} {noun}"
+        paced, elapsed = done - clock["first"], now - clock["start"]
+        if paced > 0 and done < total and elapsed >= 1:
+            left = elapsed / paced * (total - done)
+            note += f", about {int(left // 60)}m{int(left % 60):02d}s left"
+        bar(done / total if total else 1.0, note)
+
+    return report

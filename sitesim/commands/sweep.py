@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from sitesim.commands.arguments import positive_int
+from sitesim.commands.arguments import add_executor_options, progress_report
 from sitesim.errors import ConfigError
-from sitesim.executors import Executor, available_cores
 from sitesim.output import check_output_folder
 from sitesim.progress import ProgressBar
 from sitesim.report import RUNS_NAME, table
@@ -68,21 +66,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--out", type=Path, metavar="DIR", help="output folder (default: the sweep file's out)"
     )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--serial", action="store_true", help="run one after another here")
-    where.add_argument(
-        "--dask",
-        metavar="local|ADDRESS|FILE",
-        help="run on Dask: 'local' starts a LocalCluster; tcp://HOST:PORT or a scheduler file "
-        "(dask scheduler --scheduler-file) joins a running cluster",
-    )
-    p.add_argument(
-        "--workers",
-        type=positive_int,
-        metavar="N",
-        help="processes of the local pool or LocalCluster (default: every core, "
-        f"{available_cores()} here)",
-    )
+    add_executor_options(p)
     p.add_argument(
         "--results-only",
         action="store_true",
@@ -104,24 +88,15 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         raise ConfigError(f"{args.sweep_file}: name an output folder with --out (or out = ...)")
     check_output_folder(out)
-    executor: Executor = "serial" if args.serial else "dask" if args.dask else "process"
-    clock: dict[str, float] = {}
     with ProgressBar("sweep") as bar:
-
-        def report(done: int, total: int) -> None:
-            if not clock:  # the first call counts the runs found complete
-                clock.update(start=time.monotonic(), resumed=done)
-            left = _left(clock["start"], done - clock["resumed"], total - done)
-            bar(done / total if total else 1.0, f"{done}/{total} runs{left}")
-
         result = sweep(
             plan,
             out=out,
-            executor=executor,
+            executor=args.executor,
             workers=args.workers,
             dask_address=args.dask,
             save_jobs=not args.results_only,
-            progress=report,
+            progress=progress_report(bar, "runs"),
         )
     factors = list(plan.factors)
     rows = [
@@ -153,12 +128,3 @@ def _pm(row: dict[str, Any], key: str) -> str:
 
 def _text(value: Any) -> str:
     return "-" if value is None else str(value)
-
-
-def _left(started: float, done: float, remaining: int) -> str:
-    """The time left, from the pace of the runs done since ``started``."""
-    elapsed = time.monotonic() - started
-    if done <= 0 or remaining <= 0 or elapsed < 1:
-        return ""
-    left = elapsed / done * remaining
-    return f", about {int(left // 60)}m{int(left % 60):02d}s left"

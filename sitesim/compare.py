@@ -1,0 +1,151 @@
+"""Open versus closed evaluation: how wrong is a trace replay? (experiments.md §1)
+
+For schedulers A and B and one site (users, horizon, seed):
+
+1. a site-level run under A gives a trace (the jobs its users submitted, with their
+   dependencies);
+2. that trace is replayed *open* under B: the conventional prediction of B's performance;
+3. a site-level run under B gives the performance B really has with these users, who react
+   to B's responses.
+
+The prediction error of a metric is |conventional − site-level| / site-level, in %. Both
+directions (A's trace under B, B's trace under A) come from the same two site-level runs. All
+three runs are measured over the same window, the site-level runs' (warm-up to horizon), so a
+replay of a trace under its own scheduler reproduces the site-level numbers exactly (error 0);
+the open replay's jobs all run to completion, however long after the horizon (``drain_d``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sitesim.config import SiteConfig
+from sitesim.executors import Executor, execute_all
+from sitesim.metrics import DAY, summarize
+from sitesim.report import result_header, result_swf
+from sitesim.runner import run
+from sitesim.site import SiteResult
+from sitesim.swf import SWFTrace
+from sitesim.trace_replay import replay
+
+#: The metrics compared, as summary fields.
+METRICS = ("response_mean_min", "wait_mean_min", "slowdown_mean")
+
+
+@dataclass(frozen=True)
+class ComparePoint:
+    """One site (its configuration without a scheduler) and the two schedulers."""
+
+    site: SiteConfig
+    a: str
+    b: str
+
+
+def compare_point(point: ComparePoint) -> list[dict[str, Any]] | str:
+    """Both directions at one point: two rows, or the error that stopped it (a module-level
+    function, so that it can run in another process)."""
+    try:
+        sites = {name: run(point.site.replace(scheduler=name)) for name in (point.a, point.b)}
+        rows = []
+        for source, target in ((point.a, point.b), (point.b, point.a)):
+            conventional = open_replay(sites[source], target)
+            rows.append(
+                _row(point.site, source, target, sites[source], conventional, sites[target])
+            )
+        return rows
+    except Exception as err:  # reported by the caller, with the point
+        return f"{type(err).__name__}: {err}"
+
+
+def open_replay(site: SiteResult, scheduler: str) -> SiteResult:
+    """The conventional prediction: the site-level run's trace replayed open under
+    ``scheduler``, measured over the site-level run's window."""
+    trace = SWFTrace("site-level trace", result_header(site), result_swf(site))
+    result = replay(trace, scheduler, procs=site.procs)
+    window = (site.summary.window_start_d * DAY, site.summary.window_end_d * DAY)
+    summary = summarize(result.records, result.procs, window)
+    return dataclasses.replace(result, summary=summary)
+
+
+def _row(
+    site: SiteConfig,
+    source: str,
+    target: str,
+    traced: SiteResult,
+    conventional: SiteResult,
+    real: SiteResult,
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "direction": f"{source} trace -> {target}",
+        "trace_of": source,
+        "replayed_under": target,
+        "users": site.users,
+        "days": site.days,
+        "seed": site.seed,
+    }
+    for metric in METRICS:
+        conv, truth = getattr(conventional.summary, metric), getattr(real.summary, metric)
+        row[f"trace_{metric}"] = getattr(traced.summary, metric)
+        row[f"conv_{metric}"] = conv
+        row[f"site_{metric}"] = truth
+        row[f"error_{metric}_pct"] = 100 * abs(conv - truth) / truth if truth else math.nan
+        row[f"signed_{metric}_pct"] = 100 * (conv - truth) / truth if truth else math.nan
+    ends = conventional.records["end"]
+    row["conv_utilization"] = conventional.summary.utilization
+    row["site_utilization"] = real.summary.utilization
+    row["drain_d"] = (float(ends.max()) / DAY - site.days) if len(ends) else math.nan
+    return row
+
+
+def compare(
+    site: SiteConfig,
+    a: str = "EASY",
+    b: str = "FCFS",
+    *,
+    users: Sequence[int] | None = None,
+    days: Sequence[float] | None = None,
+    seeds: int | Sequence[int] = 5,
+    executor: Executor = "process",
+    workers: int | None = None,
+    dask_address: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Prediction errors at every (users, days, seed), both directions: one row each.
+
+    Args:
+        site: the site's settings (model, procs, warm-up, ...); its scheduler is ignored.
+        a, b: the two schedulers.
+        users, days: the user counts and horizons to cover (default: the site's).
+        seeds: a count n (seeds 1..n) or the seeds.
+        executor, workers, dask_address: where the points run (:mod:`sitesim.executors`).
+        progress: called with (points done, points in all).
+    """
+    seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
+    a, b = a.upper(), b.upper()
+    points = [
+        ComparePoint(site.replace(users=u, days=d, seed=s), a, b)
+        for u in (users or [site.users])
+        for d in (days or [site.days])
+        for s in seeds
+    ]  # every configuration is built (and checked) before the first run
+    found: dict[int, list[dict[str, Any]]] = {}
+    errors = []
+    for k, rows, lost in execute_all(
+        compare_point, points, executor, workers=workers, address=dask_address
+    ):
+        if isinstance(rows, list):
+            found[k] = rows
+        else:
+            errors.append(f"{points[k].site.users} users, {points[k].site.days:g} days, seed "
+                          f"{points[k].site.seed}: {lost or rows}")  # fmt: skip
+        if progress is not None:
+            progress(len(found) + len(errors), len(points))
+    if errors:
+        from sitesim.errors import SitesimError
+
+        raise SitesimError("comparison failed at " + "; ".join(errors))
+    return [row for k in sorted(found) for row in found[k]]

@@ -1,0 +1,102 @@
+"""Figures of the experiments (PNG, matplotlib's headless Agg backend), written atomically.
+
+Each function takes the rows an experiment produced (plain dicts, as in its CSV files) and a
+path, and returns the path. matplotlib is imported only when a figure is drawn.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sitesim.output import atomic_write
+
+
+def save(fig: Any, path: Path) -> Path:
+    """Save a figure as PNG atomically and close it."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write(path, buffer.getvalue())
+    return path
+
+
+def log_scale(ax: Any, axis: str) -> None:
+    """A log scale on ``axis`` ("x" or "y") where there is positive data to show; matplotlib
+    refuses to draw a log axis without."""
+    high = ax.dataLim.x1 if axis == "x" else ax.dataLim.y1
+    if np.isfinite(high) and high > 0:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+
+
+def grid(
+    panels: int, width: float = 4.2, height: float = 3.6, cols: int = 3
+) -> tuple[Any, list[Any]]:
+    """A figure with ``panels`` axes in rows of at most ``cols``; spare axes hidden."""
+    cols = min(panels, cols)
+    rows = (panels + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained"
+    )
+    flat = list(axes.flat)
+    for ax in flat[panels:]:
+        ax.set_visible(False)
+    return fig, flat[:panels]
+
+
+def lines_with_ci(
+    ax: Any,
+    rows: Sequence[dict[str, Any]],
+    x: str,
+    y: str,
+    by: str,
+    *,
+    label: str = "{}",
+    **style: Any,
+) -> None:
+    """One line per level of ``by``: mean ``y`` against ``x``, with its 95 % interval as error
+    bars when the rows have ``<y>_ci95`` (summary rows of replications)."""
+    levels = list(dict.fromkeys(row[by] for row in rows))
+    for level in levels:
+        mine = sorted((row for row in rows if row[by] == level), key=lambda row: row[x])
+        xs = [row[x] for row in mine]
+        ys = [row[y] for row in mine]
+        ci = [row.get(f"{y}_ci95", np.nan) for row in mine]
+        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, marker="o", ms=4,
+                    capsize=3, label=label.format(level), **style)  # fmt: skip
+
+
+def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Experiment 1: signed prediction error of the open replay against user count, one panel
+    per direction and metric, one line per horizon."""
+    from sitesim.compare import METRICS
+
+    titles = {"response_mean_min": "mean response", "wait_mean_min": "mean wait",
+              "slowdown_mean": "mean slowdown"}  # fmt: skip
+    directions = list(dict.fromkeys(row["direction"] for row in summary))
+    fig, axes = plt.subplots(
+        len(directions), len(METRICS), figsize=(4.2 * len(METRICS), 3.4 * len(directions)),
+        squeeze=False, layout="constrained",
+    )  # fmt: skip
+    for r, direction in enumerate(directions):
+        rows = [row for row in summary if row["direction"] == direction]
+        for c, metric in enumerate(METRICS):
+            ax = axes[r][c]
+            lines_with_ci(ax, rows, "users", f"signed_{metric}_pct", "days", label="{:g} days")
+            ax.axhline(0, color="k", lw=0.8)
+            ax.set_yscale("symlog", linthresh=10)
+            ax.set_title(f"{direction}: {titles[metric]}", fontsize=9)
+            ax.set_xlabel("users")
+            ax.set_ylabel("open replay vs site-level (%)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.suptitle("Prediction error of the open replay (> 0: it predicts worse than the users get)")
+    return save(fig, path)
