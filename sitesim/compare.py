@@ -26,10 +26,9 @@ from typing import Any
 from sitesim.config import SiteConfig
 from sitesim.executors import Executor, execute_all
 from sitesim.metrics import DAY, summarize
-from sitesim.report import result_header, result_swf
+from sitesim.report import result_trace
 from sitesim.runner import run
 from sitesim.site import SiteResult
-from sitesim.swf import SWFTrace
 from sitesim.trace_replay import replay
 
 #: The metrics compared, as summary fields.
@@ -64,8 +63,7 @@ def compare_point(point: ComparePoint) -> list[dict[str, Any]] | str:
 def open_replay(site: SiteResult, scheduler: str) -> SiteResult:
     """The conventional prediction: the site-level run's trace replayed open under
     ``scheduler``, measured over the site-level run's window."""
-    trace = SWFTrace("site-level trace", result_header(site), result_swf(site))
-    result = replay(trace, scheduler, procs=site.procs)
+    result = replay(result_trace(site, "site-level trace"), scheduler, procs=site.procs)
     window = (site.summary.window_start_d * DAY, site.summary.window_end_d * DAY)
     summary = summarize(result.records, result.procs, window)
     return dataclasses.replace(result, summary=summary)

@@ -246,6 +246,12 @@ def _user_model(result: SiteResult) -> str:
     return "custom (not described by a configuration)"
 
 
+def result_trace(result: SiteResult, name: str = "simulated trace") -> SWFTrace:
+    """The jobs of a run as an SWF trace in memory, as ``simulated.swf`` would hold them: a
+    site-level run's trace, ready for an open replay."""
+    return SWFTrace(name, result_header(result), result_swf(result))
+
+
 def write_outputs(
     out: str | Path,
     result: SiteResult,

@@ -14,6 +14,7 @@ from sitesim.commands.arguments import (
     positive_int,
     progress_report,
     scheduler_names,
+    seed_number,
 )
 from sitesim.compare import METRICS, compare
 from sitesim.config import WARMUP_DAYS, SiteConfig
@@ -66,7 +67,8 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--days", default="182", metavar="D[,D...]", help="horizons in days (default 182)"
     )
-    p.add_argument("--seeds", type=positive_int, default=5, help="seeds 1..N per point (5)")
+    p.add_argument("--seeds", type=positive_int, default=5, help="seeds per point (5)")
+    p.add_argument("--seed", type=seed_number, default=1, help="the first seed (1): seeds S..S+N-1")
     p.add_argument(
         "--model",
         choices=("static", "complete"),
@@ -116,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     check_out(args)
     with ProgressBar("compare") as bar:
         rows = compare(
-            site, *args.schedulers, users=users, days=days, seeds=args.seeds,
+            site, *args.schedulers, users=users, days=days,
+            seeds=range(args.seed, args.seed + args.seeds),
             executor=args.executor, workers=args.workers, dask_address=args.dask,
             progress=progress_report(bar, "points"),
         )  # fmt: skip

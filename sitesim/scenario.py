@@ -1,0 +1,92 @@
+"""What every experiment script in ``scenarios/`` shares: its options and how it writes results.
+
+Each script takes ``--quick`` (a short version the tests run), ``--out DIR`` (JSON, CSV and PNG
+files, published together), ``--seed S`` (the first seed; replications use S, S+1, ...), and
+the executor options of sweeps (``--serial``, ``--workers N``, ``--dask ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sitesim.commands.arguments import add_executor_options, check_out, progress_report, seed_number
+from sitesim.output import atomic_write, staged_folder, to_json
+from sitesim.progress import ProgressBar
+from sitesim.report import csv_text
+
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """The standard options of an experiment script; ``doc`` is its module docstring."""
+    text = doc or ""
+    p = argparse.ArgumentParser(
+        description=text.split("\n\n")[0],
+        epilog="\n\n".join(text.split("\n\n")[1:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--quick", action="store_true", help="a short version (for the tests)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="write JSON, CSV and figures here")
+    p.add_argument("--seed", type=seed_number, default=1, help="the first seed (default 1)")
+    add_executor_options(p)
+    return p
+
+
+def parse(p: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse the options, and check ``--out`` before anything runs."""
+    args = p.parse_args(argv)
+    check_out(args)
+    return args
+
+
+def executor_argv(args: argparse.Namespace) -> list[str]:
+    """The parsed executor options, as options of a ``sitesim`` command."""
+    chosen = {"serial": ["--serial"], "dask": ["--dask", str(args.dask)]}.get(args.executor, [])
+    return chosen + (["--workers", str(args.workers)] if args.workers else [])
+
+
+def seeds(args: argparse.Namespace, count: int) -> list[int]:
+    """``count`` replication seeds from ``--seed`` on."""
+    return list(range(args.seed, args.seed + count))
+
+
+@contextmanager
+def progress(label: str, noun: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar (on a terminal) as a ``progress(done, total)`` callback."""
+    with ProgressBar(label) as bar:
+        yield progress_report(bar, noun)
+
+
+def publish(
+    out: Path | None,
+    data: dict[str, Any],
+    *,
+    name: str,
+    tables: dict[str, Sequence[dict[str, Any]]] | None = None,
+    figures: dict[str, Callable[[Path], Any]] | None = None,
+) -> None:
+    """Write ``name.json`` (``data``), CSV tables and figures into ``out``, all or nothing."""
+    if out is None:
+        return
+    with staged_folder(out, last=f"{name}.json") as staging:
+        for file, rows in (tables or {}).items():
+            atomic_write(staging / file, csv_text(rows))
+        for file, draw in (figures or {}).items():
+            draw(staging / file)
+        atomic_write(staging / f"{name}.json", to_json(data))
+    written = [*(tables or {}), *(figures or {}), f"{name}.json"]
+    print(f"{', '.join(written)} written to {out}")
+
+
+class Timer:
+    """Wall time of a scenario, for its report."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start

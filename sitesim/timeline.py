@@ -1,0 +1,64 @@
+"""Time series of a run, per hour (or any bin): what a site looks like as it runs.
+
+Every series is the *mean over each bin* of a step function, computed exactly from the records
+(no sampling): the number of jobs waiting, of sessions active, and the utilization. Used by the
+teaching demo (experiments.md §8).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sitesim.job import JobState
+from sitesim.site import SiteResult
+
+HOUR = 3600.0
+
+
+def mean_level(
+    start: np.ndarray, end: np.ndarray, weight: np.ndarray, edges: np.ndarray
+) -> np.ndarray:
+    """Mean over each bin ``[edges[k], edges[k+1])`` of Σ weight·[start <= t < end].
+
+    Intervals may reach beyond the bins; empty intervals count nothing.
+    """
+    times = np.concatenate([start, end])
+    steps = np.concatenate([weight, -weight]).astype(np.float64)
+    order = np.argsort(times, kind="stable")
+    times, steps = times[order], steps[order]
+    level = np.cumsum(steps)  # the level just after each event
+    area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(times))])  # integral at events
+    integral = np.interp(edges, times, area, left=0.0, right=area[-1] if len(area) else 0.0)
+    return np.diff(integral) / np.diff(edges)
+
+
+def hourly(
+    result: SiteResult, start: float = 0.0, end: float | None = None
+) -> dict[str, np.ndarray]:
+    """Per hour from ``start`` to ``end`` (default: the horizon, else the last end): the hour's
+    start (hours since time 0), mean jobs waiting, mean sessions active (from a session's first
+    submission to the end of its last job), and utilization."""
+    rec = result.records
+    ran = (rec["state"] == JobState.COMPLETED) | (rec["state"] == JobState.KILLED)
+    rec = rec[ran]
+    if end is None:
+        end = (result.summary.window_end_d * 86400.0) if len(rec) else start + HOUR
+    edges = np.arange(start, end + HOUR / 2, HOUR)
+    ones = np.ones(len(rec))
+    waiting = mean_level(rec["submit"], rec["start"], ones, edges)
+    busy = mean_level(rec["start"], rec["end"], rec["size"].astype(np.float64), edges)
+    sessions = np.zeros(len(edges) - 1)
+    if len(rec) and (rec["session"] >= 0).any():
+        key = rec["user"].astype(np.int64) * (1 << 31) + rec["session"]
+        unique, index = np.unique(key, return_inverse=True)
+        first = np.full(len(unique), np.inf)
+        last = np.full(len(unique), -np.inf)
+        np.minimum.at(first, index, rec["submit"])
+        np.maximum.at(last, index, rec["end"])
+        sessions = mean_level(first, last, np.ones(len(unique)), edges)
+    return {
+        "hour": edges[:-1] / HOUR,
+        "waiting": waiting,
+        "sessions": sessions,
+        "utilization": busy / result.procs,
+    }
