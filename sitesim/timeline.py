@@ -37,7 +37,8 @@ def hourly(
 ) -> dict[str, np.ndarray]:
     """Per hour from ``start`` to ``end`` (default: the horizon, else the last end): the hour's
     start (hours since time 0), mean jobs waiting, mean sessions active (from a session's first
-    submission to the end of its last job), and utilization."""
+    submission to the end of its last job, its user's last wait included), sessions started in
+    the hour, and utilization."""
     rec = result.records
     ran = (rec["state"] == JobState.COMPLETED) | (rec["state"] == JobState.KILLED)
     rec = rec[ran]
@@ -48,6 +49,7 @@ def hourly(
     waiting = mean_level(rec["submit"], rec["start"], ones, edges)
     busy = mean_level(rec["start"], rec["end"], rec["size"].astype(np.float64), edges)
     sessions = np.zeros(len(edges) - 1)
+    started = np.zeros(len(edges) - 1)
     if len(rec) and (rec["session"] >= 0).any():
         key = rec["user"].astype(np.int64) * (1 << 31) + rec["session"]
         unique, index = np.unique(key, return_inverse=True)
@@ -56,9 +58,11 @@ def hourly(
         np.minimum.at(first, index, rec["submit"])
         np.maximum.at(last, index, rec["end"])
         sessions = mean_level(first, last, np.ones(len(unique)), edges)
+        started = np.histogram(first, edges)[0].astype(np.float64)
     return {
         "hour": edges[:-1] / HOUR,
         "waiting": waiting,
         "sessions": sessions,
+        "sessions_started": started,
         "utilization": busy / result.procs,
     }
