@@ -468,6 +468,8 @@ def paired_differences(
     by: str,
     baseline: Any,
     metrics: Sequence[str] = ("utilization", "throughput_per_h", "response_mean_min"),
+    *,
+    relative: bool = False,
 ) -> list[dict[str, Any]]:
     """Differences to a baseline level, paired by seed.
 
@@ -484,6 +486,8 @@ def paired_differences(
         by: the factor whose levels are compared (e.g. ``"scheduler"``).
         baseline: its level to compare with (e.g. ``"EASY"``).
         metrics: summary fields to compare.
+        relative: compare as 100 × (level / baseline − 1) per seed, in %: the columns are then
+            ``<metric>_rel_pct`` and ``<metric>_rel_pct_ci95``.
     """
     from scipy.special import stdtrit
 
@@ -505,11 +509,16 @@ def paired_differences(
             entry: dict[str, Any] = {**dict(zip(others, key, strict=True)), by: level, "n": n}
             t = float(stdtrit(n - 1, 0.975)) if n > 1 else math.nan
             for metric in metrics:
-                diffs = [float(runs[s][metric]) - float(base[s][metric]) for s in seeds]
+                pairs = [(float(runs[s][metric]), float(base[s][metric])) for s in seeds]
+                if relative:
+                    diffs = [100 * (x / b - 1) if b else math.nan for x, b in pairs]
+                else:
+                    diffs = [x - b for x, b in pairs]
                 mean = sum(diffs) / n if n else math.nan
                 sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else math.nan
-                entry[f"{metric}_diff"] = mean
-                entry[f"{metric}_diff_ci95"] = t * sd / math.sqrt(n) if n > 1 else math.nan
+                name = f"{metric}_rel_pct" if relative else f"{metric}_diff"
+                entry[name] = mean
+                entry[f"{name}_ci95"] = t * sd / math.sqrt(n) if n > 1 else math.nan
             out.append(entry)
     return out
 

@@ -1,4 +1,4 @@
-"""Every scenario's --quick mode runs in the tests."""
+"""Every scenario's --quick mode runs in the tests; only robust directions are checked."""
 
 from __future__ import annotations
 
@@ -19,9 +19,19 @@ def load(name: str):  # type: ignore[no-untyped-def]
     return module
 
 
+def quick(name: str, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]
+    """Run a scenario's --quick mode serially into ``out``; its JSON."""
+    assert load(name).main(["--quick", "--serial", "--out", str(out), *extra]) == 0
+    (found,) = out.glob("*.json")
+    return json.loads(found.read_text())
+
+
+TESTED = {"validate_users", "open_vs_closed", "violations", "load_curves", "feedback_replay",
+          "teaching_demo", "creasy_study"}  # fmt: skip
+
+
 def test_every_scenario_is_tested():
-    tested = {"validate_users"}
-    assert {p.stem for p in SCENARIOS.glob("*.py")} == tested
+    assert {p.stem for p in SCENARIOS.glob("*.py")} == TESTED
 
 
 def test_validate_users_quick(tmp_path, capsys):
@@ -40,3 +50,66 @@ def test_validate_users_quick(tmp_path, capsys):
     for name, row in rows.items():
         assert row["ks_vs_profile"] < max(3 * row["ks_noise_floor"], 0.1), name
     assert data["cycles"]["batch_starts_in_own_window"] == pytest.approx(1.0)
+
+
+def test_open_vs_closed_quick(tmp_path):
+    data = quick("open_vs_closed", tmp_path)
+    directions = {row["direction"] for row in data["runs"]}
+    assert directions == {"EASY trace -> FCFS", "FCFS trace -> EASY"}
+    assert len(data["runs"]) == 2 * 2 * 1 * 2  # directions x user counts x horizons x seeds
+    assert all(row["error_wait_mean_min_pct"] >= 0 for row in data["runs"])
+    assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_trace_replayed_under_its_own_scheduler_predicts_exactly():
+    from sitesim.compare import ComparePoint, compare_point
+    from sitesim.config import SiteConfig
+
+    site = SiteConfig(model="static", users=5, days=10, warmup_days=1)
+    rows = compare_point(ComparePoint(site, "EASY", "EASY"))
+    assert isinstance(rows, list)
+    for row in rows:
+        for metric in ("response_mean_min", "wait_mean_min", "slowdown_mean"):
+            assert row[f"error_{metric}_pct"] == 0.0
+
+
+def test_violations_quick(tmp_path):
+    data = quick("violations", tmp_path)
+    assert data["site_level_clean"]  # none in site-level runs, by construction
+    rows = data["summary"]
+    for source in ("FCFS", "EASY"):
+        fcfs = {
+            r["load"]: r for r in rows if r["trace_of"] == source and r["replayed_under"] == "FCFS"
+        }
+        low, high = min(fcfs), max(fcfs)
+        assert fcfs[high]["submission_violations"] > fcfs[low]["submission_violations"]
+        assert all(r["ordering_violations"] == 0 for r in fcfs.values())  # FCFS keeps order
+
+
+def test_load_curves_quick(tmp_path):
+    data = quick("load_curves", tmp_path)
+    models = {(r["model"], r["scheduler"]) for r in data["summary"]}
+    assert models == {(m, s) for m in ("closed", "open") for s in ("FCFS", "EASY")}
+    assert len(list(tmp_path.glob("*.png"))) == 4
+
+
+def test_feedback_replay_quick(tmp_path):
+    data = quick("feedback_replay", tmp_path)
+    assert data["early_submissions"] == 0  # never before the predecessor ended
+    easy = next(r for r in data["runs"] if r["scheduler"] == "EASY")
+    assert easy["jobs_moved"] == 0  # the trace's own scheduler: nothing moves
+
+
+def test_teaching_demo_quick(tmp_path):
+    data = quick("teaching_demo", tmp_path)
+    assert set(data["hourly"]) == {"FCFS", "EASY"}
+    assert len(data["hourly"]["EASY"]["hour"]) == 4 * 24
+    assert (tmp_path / "timeline.png").exists()
+
+
+def test_creasy_study_quick(tmp_path):
+    data = quick("creasy_study", tmp_path)
+    assert {"part1", "part2", "part3"} <= set(data)
+    alphas = {row["alpha"] for row in data["part1"]["summary"]}
+    assert alphas == {0, 1500, 3000, 4500, 6000}
+    assert len(list(tmp_path.glob("part*.png"))) == 3
