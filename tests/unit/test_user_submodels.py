@@ -129,3 +129,26 @@ def test_worker_types_follow_the_shares():
 def test_fixed_distributions_give_fixed_draws():
     d = Discrete([3], [1])
     assert Draws(stream(1, 1, "width"), d.from_uniform)() == 3
+
+
+@pytest.mark.parametrize("correlated", [False, True])
+def test_runtime_scale_scales_the_same_draws(correlated):
+    """A workload transform: the same sizes, runtimes scaled (then rounded), estimates follow."""
+    profile = default_profile()
+    plain = Workpool(profile, 128, seed=9, user=3, correlated=correlated)
+    short = Workpool(profile, 128, seed=9, user=3, correlated=correlated, runtime_scale=0.1)
+    for _ in range(500):
+        (size, runtime, _), (size10, runtime10, estimate10) = plain.next_shape(), short.next_shape()
+        assert size10 == size
+        assert abs(runtime10 - runtime * 0.1) <= 0.5 + 0.1 * 0.5  # both rounded to seconds
+        assert estimate10 == max(runtime10, 1.0)  # exact estimates follow the scaled runtime
+
+
+def test_a_batch_width_cap_cuts_the_same_draws():
+    from sitesim.models.submittal import Submittal
+
+    profile = default_profile()
+    plain, capped = Submittal(profile, 2, 7), Submittal(profile, 2, 7, max_width=2)
+    widths = [(plain.width(), capped.width()) for _ in range(2000)]
+    assert all(c == min(w, 2) for w, c in widths)
+    assert max(w for w, _ in widths) > 2  # the cap did cut something
