@@ -294,3 +294,43 @@ def test_analyze_writes_every_figure_even_without_think_times(tmp_path, capsys):
     assert main(["analyze", str(trace), "--out", str(tmp_path / "an")]) == 0
     assert len(list((tmp_path / "an").glob("*.png"))) == 6
     assert (tmp_path / "an" / "analysis.json").exists()
+
+
+def test_replay_with_feedback_reports_what_moved(tmp_path, capsys):
+    site = tmp_path / "site"
+    assert main(["run", "--users", "4", "--model", "static", "--days", "7", "--warmup", "1",
+                 "-s", "EASY", "--out", str(site)]) == 0  # fmt: skip
+    capsys.readouterr()
+    swf = site / "users-0004-EASY" / "simulated.swf"
+    assert main(["replay", str(swf), "-s", "FCFS,EASY", "--feedback"]) == 0
+    out = capsys.readouterr().out
+    assert "Sub.Viol(%)" in out  # the site-level trace records its dependencies
+    assert "EASY: feedback moved 0 of" in out  # its own scheduler: nothing moves
+    assert "dependent jobs, fields" in out
+
+
+def test_compare_prints_both_directions_and_writes_its_files(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    argv = ["compare", "--users", "3", "--days", "7", "--seeds", "2", "--warmup", "1",
+            "--serial", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "EASY trace -> FCFS" in printed and "FCFS trace -> EASY" in printed
+    assert sorted(p.name for p in out.iterdir()) == [
+        "compare.csv", "compare.json", "compare.png", "summary.csv",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compare", "--schedulers", "EASY"], "--schedulers: give two"),
+        (["compare", "--users", "5-2"], "--users: expected 1 <= A <= B"),
+        (["compare", "--days", "x"], "--days: expected numbers separated by commas"),
+        (["run", "--runtime-scale", "0"], "--runtime-scale: must be a finite number > 0"),
+        (["replay", "x.swf", "--think", "first"], "--think: invalid choice"),
+    ],
+)
+def test_experiment_options_are_checked(capsys, argv, message):
+    code, msg = error_of(capsys, argv)
+    assert code == 2 and message in msg
