@@ -10,9 +10,11 @@ makes user-aware scheduling pay: CREASY(6000) against EASY at two load-matched u
 shipped workload: runtimes scaled by 1, 1/10, 1/20; batches capped at 16 or 4 jobs; p_cont of
 the spec (0.8, 0.05) or fitted to the five study traces (0.775, 0.0284; sitesim analyze); exact
 or profile-ratio estimates. A sensitivity analysis, not a calibration: every level is reported.
-5 seeds, 95 % intervals by Student's t (experiments.md §4; docs/results/creasy.md).
+Part 4: part 1's alpha study again in the one regime where part 3 finds an effect (runtimes
+x 1/20), at the user counts where EASY's utilization is about 0.6 and 0.9. 5 seeds, 95 %
+intervals by Student's t (experiments.md §4; docs/results/creasy.md).
 
-    python scenarios/creasy_study.py [--part 1|2|3|all] [--quick] [--out DIR] [--seed S]
+    python scenarios/creasy_study.py [--part 1|2|3|4|all] [--quick] [--out DIR] [--seed S]
                                      [--serial | --workers N | --dask ...]
 """
 
@@ -57,6 +59,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "estimates: profile ratio": {"estimates": "ratio"},
 }
 QUICK_SETTINGS = ("baseline", "runtimes x 1/10", "batches <= 4")
+#: Part 4's job-size regime.
+SHORT_JOBS = 0.05
 
 
 def alpha_study(base: SiteConfig, users: list[int], seeds: list[int], args: Any) -> dict[str, Any]:
@@ -202,7 +206,7 @@ def print_factor_study(study: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = scenario.parser(__doc__)
-    p.add_argument("--part", choices=("1", "2", "3", "all"), default="all")
+    p.add_argument("--part", choices=("1", "2", "3", "4", "all"), default="all")
     args = scenario.parse(p, argv)
     grid = QUICK if args.quick else FULL
     seeds = scenario.seeds(args, grid["seeds"])
@@ -244,6 +248,18 @@ def main(argv: list[str] | None = None) -> int:
         data["part3"] = part3
         tables.update({"part3_runs.csv": part3["runs"], "part3_gains.csv": part3["gains"]})
         figures["part3.png"] = lambda path: factor_figure(part3, path)
+    if args.part in ("4", "all"):
+        short = SiteConfig(days=grid["factor_days"], runtime_scale=SHORT_JOBS)
+        calibration = short.replace(days=grid["calibration_days"], seed=seeds[0])
+        counts = calibrate((calibration, grid["factor_targets"], 90))
+        print(f"\n== Part 4: runtimes x {SHORT_JOBS:g}; EASY utilization "
+              + ", ".join(f"{t:g} at {u} users" for t, u in counts.items()))  # fmt: skip
+        part4 = alpha_study(short, sorted(set(counts.values())), seeds, args)
+        part4["matched"] = counts
+        print_alpha_study(part4)
+        data["part4"] = part4
+        tables.update({"part4_runs.csv": part4["runs"], "part4_relative.csv": part4["relative"]})
+        figures["part4.png"] = lambda path: alpha_figure(part4, path, "users")
     scenario.publish(args.out, data, name="creasy", tables=tables, figures=figures)
     return 0
 

@@ -109,7 +109,7 @@ def test_teaching_demo_quick(tmp_path):
 
 def test_creasy_study_quick(tmp_path):
     data = quick("creasy_study", tmp_path)
-    assert {"part1", "part2", "part3"} <= set(data)
+    assert {"part1", "part2", "part3", "part4"} <= set(data)
     alphas = {row["alpha"] for row in data["part1"]["summary"]}
     assert alphas == {0, 1500, 3000, 4500, 6000}
-    assert len(list(tmp_path.glob("part*.png"))) == 3
+    assert len(list(tmp_path.glob("part*.png"))) == 4
