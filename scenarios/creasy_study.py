@@ -27,7 +27,6 @@ import numpy as np
 
 from sitesim import scenario
 from sitesim.config import SiteConfig
-from sitesim.executors import execute_all
 from sitesim.report import table
 from sitesim.runner import run
 from sitesim.sweeps import paired_differences, summarize_runs, sweep
@@ -161,16 +160,8 @@ def factor_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str,
     tasks = [(calibration.replace(**levels), grid["factor_targets"],
               max(1, round(20 * levels.get("runtime_scale", 1.0) ** -0.5)))
              for levels in settings.values()]  # fmt: skip
-    counts: dict[str, dict[float, int]] = {}
-    with scenario.progress("calibration", "settings") as report:
-        for done, (k, found, lost) in enumerate(
-            execute_all(calibrate, tasks, args.executor, workers=args.workers,
-                        address=args.dask), start=1,
-        ):  # fmt: skip
-            if found is None:
-                raise RuntimeError(f"calibration lost: {lost}")
-            counts[list(settings)[k]] = found
-            report(done, len(tasks))
+    found = scenario.run_all(calibrate, tasks, args, "calibration", "settings")
+    counts = dict(zip(settings, found, strict=True))
     rows, gains = [], []
     for name, levels in settings.items():
         for target, users in counts[name].items():

@@ -24,7 +24,6 @@ from typing import Any
 
 from sitesim import scenario
 from sitesim.config import ReplayConfig
-from sitesim.executors import execute_all
 from sitesim.report import table, write_outputs
 from sitesim.simulation import simulate
 from sitesim.swf import read_swf
@@ -79,17 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             if missing:
                 print(f"not found in {TRACES}, left out: {', '.join(missing)}")
         tasks = [(path, scheduler) for path in paths for scheduler in SCHEDULERS]
-        rows: list[dict[str, Any] | None] = [None] * len(tasks)
-        with scenario.progress("feedback replays", "replays") as report:
-            for done, (k, row, lost) in enumerate(
-                execute_all(replay_both, tasks, args.executor, workers=args.workers,
-                            address=args.dask), start=1,
-            ):  # fmt: skip
-                if row is None:
-                    raise RuntimeError(f"{tasks[k]} was lost: {lost}")
-                rows[k] = row
-                report(done, len(tasks))
-    found = [row for row in rows if row is not None]
+        found = scenario.run_all(replay_both, tasks, args, "feedback replays", "replays")
     print(table(
         ("Trace", "Scheduler", "Jobs", "Thru open", "Thru fb", "Wait open(min)", "Wait fb(min)",
          "Resp open(min)", "Resp fb(min)", "SD open", "SD fb", "Moved", "Median shift(h)"),

@@ -16,7 +16,6 @@ from typing import Any
 
 from sitesim import scenario
 from sitesim.config import SiteConfig
-from sitesim.executors import execute_all
 from sitesim.report import result_trace, table
 from sitesim.runner import run
 from sitesim.sweeps import summarize_runs, sweep
@@ -67,15 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = [{"model": "closed", "scheduler": r["scheduler"], "level": r["users"],
              "seed": r["seed"], **_metrics(r)} for r in closed.runs]  # fmt: skip
     tasks = [(base.replace(users=grid["trace_users"], seed=s), grid["loads"]) for s in seeds]
-    with scenario.progress("open curves", "seeds") as report:
-        for done, (_, found, lost) in enumerate(
-            execute_all(open_curve, tasks, args.executor, workers=args.workers,
-                        address=args.dask), start=1,
-        ):  # fmt: skip
-            if found is None:
-                raise RuntimeError(f"a seed was lost: {lost}")
-            rows.extend(found)
-            report(done, len(tasks))
+    for found in scenario.run_all(open_curve, tasks, args, "open curves", "seeds"):
+        rows.extend(found)
     summary = summarize_runs(rows, ["model", "scheduler", "level"], METRICS)
     print(table(
         ("Model", "Scheduler", "Users/Load", "n", "Offered load", "Utilization",

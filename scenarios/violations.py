@@ -18,7 +18,6 @@ from typing import Any
 
 from sitesim import scenario
 from sitesim.config import SiteConfig
-from sitesim.executors import execute_all
 from sitesim.report import result_trace, table
 from sitesim.runner import run
 from sitesim.sweeps import summarize_runs
@@ -64,15 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     timer = scenario.Timer()
     base = SiteConfig(model="static", users=grid["users"], days=grid["days"])
     tasks = [(base.replace(seed=s), grid["loads"]) for s in scenario.seeds(args, grid["seeds"])]
-    rows: list[dict[str, Any]] = []
-    with scenario.progress("violations", "seeds") as report:
-        for _, found, lost in execute_all(
-            one_seed, tasks, args.executor, workers=args.workers, address=args.dask
-        ):
-            if found is None:
-                raise RuntimeError(f"a seed was lost: {lost}")
-            rows.extend(found)
-            report(len(rows) // len(found), len(tasks))
+    rows = [row for found in scenario.run_all(one_seed, tasks, args, "violations", "seeds")
+            for row in found]  # fmt: skip
     scaled = [row for row in rows if row["kind"] == "scaled"]
     summary = summarize_runs(scaled, ["trace_of", "replayed_under", "load"], METRICS)
     originals = summarize_runs(

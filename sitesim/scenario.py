@@ -12,12 +12,17 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sitesim.commands.arguments import add_executor_options, check_out, progress_report, seed_number
+from sitesim.errors import SitesimError
+from sitesim.executors import execute_all
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.progress import ProgressBar
 from sitesim.report import csv_text
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 
 def parser(doc: str | None) -> argparse.ArgumentParser:
@@ -58,6 +63,31 @@ def progress(label: str, noun: str) -> Iterator[Callable[[int, int], None]]:
     """A progress bar (on a terminal) as a ``progress(done, total)`` callback."""
     with ProgressBar(label) as bar:
         yield progress_report(bar, noun)
+
+
+def run_all(
+    function: Callable[[Item], Result],
+    tasks: Sequence[Item],
+    args: argparse.Namespace,
+    label: str,
+    noun: str = "tasks",
+) -> list[Result]:
+    """Run ``function`` on every task on the executor the options chose, with a progress bar;
+    the results in task order.
+
+    Raises:
+        SitesimError: a task was lost (its worker died).
+    """
+    results: dict[int, Result] = {}
+    with progress(label, noun) as report:
+        for k, result, lost in execute_all(
+            function, tasks, args.executor, workers=args.workers, address=args.dask
+        ):
+            if result is None:
+                raise SitesimError(f"{label}: task {k + 1} of {len(tasks)} was lost: {lost}")
+            results[k] = result
+            report(len(results), len(tasks))
+    return [results[k] for k in range(len(tasks))]
 
 
 def publish(
