@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from simpy import Event
 
+    from sitesim.models.utility import UtilityFunction
+
 
 #: The smallest estimate (seconds). Planning schedulers need every job to occupy its
 #: processors for some time; SWF counts in whole seconds. A zero *runtime* is fine.
@@ -57,7 +59,9 @@ class Job:
         priority: queue / priority level (higher is more urgent).
         trace_row: row of the SWF trace this job was replayed from (-1 if generated).
         done: completion event, created by whoever waits for the job (see ``Site.completion``).
-        data: free slot for model extensions (utility function, budget, ...).
+        data: free slot for model extensions (a budget, ...).
+        utility: the value the user attaches to the job's turnaround (the truth, for metrics).
+        stated: the utility function the user states (what schedulers see; the truth if None).
     """
 
     size: int
@@ -77,6 +81,8 @@ class Job:
     trace_row: int = -1
     done: Event | None = None
     data: Any = None
+    utility: UtilityFunction | None = None
+    stated: UtilityFunction | None = None
 
     # -- derived values -------------------------------------------------------------------
     @property
@@ -88,6 +94,11 @@ class Job:
     def killed(self) -> bool:
         """True when the job's runtime exceeds its estimate, so it is killed at the estimate."""
         return self.runtime > self.estimate
+
+    @property
+    def bid(self) -> UtilityFunction | None:
+        """The utility function schedulers see: the stated one, else the true one."""
+        return self.stated if self.stated is not None else self.utility
 
     @property
     def wait(self) -> float:

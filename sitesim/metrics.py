@@ -46,6 +46,12 @@ class Summary:
     ``dependent_jobs`` counts the jobs that record a preceding job (SWF field 17);
     ``submission_violations`` and ``ordering_violations`` are the fractions of ``jobs`` that
     were submitted before their preceding job ended, or started before it started.
+    ``utility_*`` cover the window's jobs that carry a utility function (utility.md §3): the
+    aggregate utility earned and the most that could be, the % of its start value each job
+    earned (mean and percentiles), and each user's share of the utility its jobs could earn
+    (mean, min, max over users); NaN without utility functions. ``competitive_ratio`` (aggregate
+    utility / that of EASY on the same workload) needs a second run: the functions that run
+    both fill it in; it is NaN otherwise.
     docs/reference/metrics.md documents every field.
     """
 
@@ -109,6 +115,19 @@ class Summary:
     dependent_jobs: int
     submission_violations: float
     ordering_violations: float
+    utility_jobs: int
+    utility_total: float
+    utility_possible: float
+    utility_earned_mean_pct: float
+    utility_earned_p25_pct: float
+    utility_earned_p50_pct: float
+    utility_earned_p75_pct: float
+    utility_earned_p98_pct: float
+    utility_earned_max_pct: float
+    utility_share_mean: float
+    utility_share_min: float
+    utility_share_max: float
+    competitive_ratio: float
 
     @classmethod
     def fields(cls) -> tuple[str, ...]:
@@ -219,7 +238,35 @@ def summarize(
         values[f"{name}_bsld_mean"] = _mean(bounded[cls])
     values.update(_sessions(sel))
     values.update(_violations(records, sel))
+    values.update(_utility(records[in_window]))
     return Summary(**values)
+
+
+def _utility(submitted: np.ndarray) -> dict[str, Any]:
+    """Utility earned by the jobs submitted in the window that carry a function (ended jobs
+    earn their function's value, cancelled ones 0)."""
+    valued = submitted[np.isfinite(submitted["utility"])]
+    n = len(valued)
+    values: dict[str, Any] = {"utility_jobs": n, "competitive_ratio": NAN}
+    earned, possible = valued["utility"], valued["start_value"]
+    values["utility_total"] = float(earned.sum()) if n else NAN
+    values["utility_possible"] = float(possible.sum()) if n else NAN
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = 100 * np.where(possible > 0, earned / possible, np.nan)
+    pct = pct[np.isfinite(pct)]
+    stats = ("mean", *(f"p{p}" if p < 100 else "max" for p in PERCENTILES))
+    for stat, value in zip(stats, distribution(pct), strict=True):
+        values[f"utility_earned_{stat}_pct"] = value
+    shares = np.array([])
+    if n:
+        users, index = np.unique(valued["user"], return_inverse=True)
+        got = np.bincount(index, weights=earned, minlength=len(users))
+        could = np.bincount(index, weights=possible, minlength=len(users))
+        shares = got[could > 0] / could[could > 0]
+    values["utility_share_mean"] = float(shares.mean()) if len(shares) else NAN
+    values["utility_share_min"] = float(shares.min()) if len(shares) else NAN
+    values["utility_share_max"] = float(shares.max()) if len(shares) else NAN
+    return values
 
 
 def _violations(records: np.ndarray, sel: np.ndarray) -> dict[str, Any]:

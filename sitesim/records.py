@@ -3,10 +3,13 @@
 Columns (times in seconds; -1 or NaN where a value does not apply):
 
 ``id, user, size, submit, start, end, wait, response, runtime, estimate, state, killed, session,
-batch, preceding, think, priority, trace_row``
+batch, preceding, think, priority, trace_row, utility, start_value, stated_value``
 
 ``runtime`` is what the job really ran (its actual runtime cut at its estimate, NaN if it never
-ended), so it is the runtime SWF field 4 holds and the one the metrics use.
+ended), so it is the runtime SWF field 4 holds and the one the metrics use. For a job that carries
+a utility function, ``utility`` is the value it earned (its true function at its turnaround; 0 if
+it was cancelled), ``start_value`` its true start value and ``stated_value`` the start value the
+schedulers saw; NaN for jobs without one.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ JOB_DTYPE = np.dtype(
         ("think", np.float64),
         ("priority", np.int64),
         ("trace_row", np.int64),
+        ("utility", np.float64),
+        ("start_value", np.float64),
+        ("stated_value", np.float64),
     ]
 )
 
@@ -60,6 +66,17 @@ def job_records(jobs: Sequence[Job]) -> np.ndarray:
     ended = (rec["state"] == JobState.COMPLETED) | (rec["state"] == JobState.KILLED)
     rec["runtime"] = np.where(ended, [job.duration for job in jobs], np.nan)
     rec["killed"] = rec["state"] == JobState.KILLED
+    rec["utility"] = rec["start_value"] = rec["stated_value"] = np.nan
+    for k, job in enumerate(jobs):
+        utility, bid = job.utility, job.bid
+        if utility is None or bid is None:
+            continue
+        rec["start_value"][k] = utility.start_value
+        rec["stated_value"][k] = bid.start_value
+        if ended[k]:
+            rec["utility"][k] = utility(job.end - job.submit)
+        elif job.state is JobState.CANCELLED:
+            rec["utility"][k] = 0.0
     return rec
 
 
