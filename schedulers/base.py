@@ -93,6 +93,13 @@ class Scheduler(ABC):
             gone = set(started)
             self.queue = [job for job in queue if job not in gone]
 
+    def withdraw(self, jobs: list[Job]) -> None:
+        """Waiting jobs leave without starting (cancelled by the site): forget them.
+
+        Subclasses that keep more state per waiting job extend this.
+        """
+        self.dequeue(jobs)
+
     def params(self) -> dict[str, Any]:
         """The scheduler's parameters, stored with every result."""
         return {}

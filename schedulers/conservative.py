@@ -39,6 +39,14 @@ class Conservative(Scheduler):
     def submit(self, job: Job, now: float) -> None:
         self._arrived.append(job)
 
+    def withdraw(self, jobs: list[Job]) -> None:
+        super().withdraw(jobs)
+        gone = set(jobs)
+        self._arrived = [job for job in self._arrived if job not in gone]
+        for job in jobs:
+            self.reservation.pop(job, None)
+        self._profile = None  # their reservations free processor-time: re-plan
+
     def job_ended(self, job: Job, now: float) -> None:
         if now < job.start + job.estimate:
             self._profile = None  # ended early: compress at the next pass

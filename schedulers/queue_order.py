@@ -1,4 +1,5 @@
-"""Queue-order schedulers: FCFS, SJF, LJF, SCDF, and EASY backfilling on top of them.
+"""Queue-order schedulers: FCFS, SJF, LJF, SCDF, EASY backfilling on top of them, and
+Priority-FIFO (EASY within priority levels).
 
 ``FCFS`` starts jobs in queue order while the head fits; the head blocks everyone behind it.
 SJF, LJF and SCDF are the same list scheduler with another static order (and can starve a job).
@@ -183,3 +184,26 @@ def backfill_jobs(
         free -= size
         if free == 0:
             break
+
+
+class PriorityFIFO(EASY):
+    """Priority-FIFO: every job of a higher priority level before any job of a lower one, FIFO
+    within a level, EASY backfilling within those constraints (schedulers.md).
+
+    A job's level is :attr:`Job.priority` (higher is more urgent; a replay takes it from the
+    trace's queue number, a lower number being a higher priority). With one level it is exactly
+    EASY. Jobs of lower levels can wait long behind a stream of higher ones.
+    """
+
+    name = "PRIORITY"
+    arrival_order = False
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def level(self, job: Job) -> float:
+        """The job's priority level (higher first)."""
+        return job.priority
+
+    def sort_key(self, job: Job) -> tuple[float, int]:  # type: ignore[override]
+        return (-self.level(job), job.id)

@@ -15,6 +15,7 @@ Same-instant ordering (a promise every test relies on):
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -108,17 +109,33 @@ class Site:
     that leaves jobs waiting on an idle machine when no submission can come any more raises
     :class:`~sitesim.errors.SchedulerError`.
 
+    With ``cancel_expired``, a waiting job whose stated utility function (``Job.bid``) can no
+    longer earn anything, because even started now it would end after the function's last
+    point, is cancelled at the next allocation pass: recorded as cancelled, its completion
+    event fired, the scheduler told (:meth:`Scheduler.withdraw`).
+
     Args:
         procs: number of processors.
         scheduler: the scheduling policy (a fresh one: it keeps state).
         strict: raise on an impossible job instead of rejecting and counting it.
+        cancel_expired: cancel waiting jobs past their deadline (utility studies).
     """
 
-    def __init__(self, procs: int, scheduler: Scheduler, *, strict: bool = False) -> None:
+    def __init__(
+        self,
+        procs: int,
+        scheduler: Scheduler,
+        *,
+        strict: bool = False,
+        cancel_expired: bool = False,
+    ) -> None:
         self.env = simpy.Environment()
         self.machine = Machine(self.env, procs, self._job_ended)
         self.scheduler = scheduler
         self.strict = strict
+        #: Cancel a waiting job once it can no longer end before its (stated) deadline.
+        self.cancel_expired = cancel_expired
+        self._expiry: list[tuple[float, int, Job]] = []  # (latest useful start, id, job)
         #: Users submit jobs only before the horizon; then the machine drains.
         self.horizon = math.inf
         #: Every accepted job, in submit order (``jobs[i].id == i + 1``).
@@ -171,6 +188,9 @@ class Site:
         now = self.env.now
         job.mark_submitted(now)
         self._unfinished += 1
+        bid = job.bid
+        if self.cancel_expired and bid is not None:
+            heapq.heappush(self._expiry, (now + bid.deadline - estimate, job.id, job))
         self.scheduler.submit(job, now)
         if not self._wakeup.triggered:
             self._wakeup.trigger_late()
@@ -223,10 +243,28 @@ class Site:
             yield self._wakeup
             self._wakeup = _Wakeup(env)
             self.passes += 1
+            if self._expiry and self._expiry[0][0] < env.now:
+                self._cancel_expired()
             for job in scheduler.allocate(env.now, machine.free, machine.running):
                 machine.start(job)
             if self._closed:
                 self._check_end()
+
+    def _cancel_expired(self) -> None:
+        """Cancel the waiting jobs that can no longer end before their deadline."""
+        now, expired = self.env.now, []
+        while self._expiry and self._expiry[0][0] < now:
+            job = heapq.heappop(self._expiry)[2]
+            if job.state is JobState.WAITING:
+                expired.append(job)
+        if not expired:
+            return
+        self.scheduler.withdraw(expired)
+        for job in expired:
+            job.mark_cancelled(now)
+            self._unfinished -= 1
+            if job.done is not None:
+                job.done.succeed(job)
 
     def _job_ended(self, job: Job) -> None:
         self._unfinished -= 1
