@@ -167,7 +167,8 @@ class FeedbackTraceUser:
         w, plan = self.workload, self.plan
         job = Job(
             int(w.size[i]), float(w.runtime[i]), float(w.estimate[i]), user=int(w.user[i]),
-            trace_row=int(w.rows[i]),
+            trace_row=int(w.rows[i]), priority=int(w.priority[i]), utility=w.utility[i],
+            stated=(w.stated or w.utility)[i],
         )  # fmt: skip
         anchor = self.jobs[plan.anchor[i]] if plan.kind[i] != AT_TIME else None
         if anchor is not None and plan.kind[i] == AFTER_END:

@@ -26,6 +26,7 @@ PURPOSES = {
     "width": 5, "gap": 6, "think": 7,  # job submittal
     "continue": 8, "break": 9,  # session dynamics
     "cycle": 10,  # activity cycles
+    "utility": 11,  # utility functions
 }  # fmt: skip
 BLOCK = 256
 

@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from simpy.events import Event
 
-from sitesim.errors import InvalidJobError, require
+from sitesim.errors import ConfigError, InvalidJobError, require
 from sitesim.job import MIN_ESTIMATE, Job
 from sitesim.swf import SWFTrace
+
+from .utility import UtilityFunction
 
 if TYPE_CHECKING:
     from sitesim.site import Site
@@ -46,6 +48,10 @@ class TraceWorkload:
         think: think time after it (field 18; NaN if unknown).
         wait: the wait recorded in the trace (field 3; NaN if unknown), for the trace's own
             job ends (feedback replay).
+        priority: each job's priority level, higher first: minus its queue number (field 15;
+            0 when unknown), so a lower queue number is a higher priority.
+        utility: each job's utility function (the SWF extension after field 18), or None.
+        stated: the function each job states (information inaccuracy), or None for the truth.
         skipped: impossible jobs left out, by reason.
         estimates_filled: jobs whose estimate is their runtime because the trace had none.
         estimates_raised: jobs whose estimate was below :data:`MIN_ESTIMATE` and was raised.
@@ -61,6 +67,9 @@ class TraceWorkload:
     preceding: np.ndarray
     think: np.ndarray
     wait: np.ndarray
+    priority: np.ndarray
+    utility: tuple[UtilityFunction | None, ...] = ()
+    stated: tuple[UtilityFunction | None, ...] | None = None
     skipped: dict[str, int] = field(default_factory=dict)
     estimates_filled: int = 0
     estimates_raised: int = 0
@@ -128,6 +137,8 @@ class TraceWorkload:
             preceding=col("preceding")[rows].astype(np.int64),
             think=np.where(col("think")[rows] >= 0, col("think")[rows], np.nan),
             wait=np.where(col("wait")[rows] >= 0, col("wait")[rows], np.nan),
+            priority=-np.maximum(col("queue")[rows], 0).astype(np.int64),
+            utility=_utilities(trace, rows),
             skipped=skipped,
             estimates_filled=int((~has_request).sum()) if estimates == "trace" else 0,
             estimates_raised=raised,
@@ -172,6 +183,8 @@ class TraceWorkload:
             preceding=np.full(n, -1, dtype=np.int64),
             think=np.full(n, np.nan),
             wait=np.full(n, np.nan),
+            priority=np.zeros(n, dtype=np.int64),
+            utility=(None,) * n,
             estimates_raised=raised,
         )
 
@@ -201,6 +214,19 @@ class TraceWorkload:
         return self.scaled(factor), factor
 
 
+def _utilities(trace: SWFTrace, rows: np.ndarray) -> tuple[UtilityFunction | None, ...]:
+    """The utility function of each row's line (its extension after field 18), or None."""
+    if not trace.tails:
+        return (None,) * len(rows)
+    tails, found = trace.tails, []
+    for row in rows.tolist():
+        try:
+            found.append(UtilityFunction.parse(tails[row]) if row in tails else None)
+        except ConfigError as err:  # name the line only now: finding it reads the file
+            raise ConfigError(f"{trace.location(row)}: {err}") from None
+    return tuple(found)
+
+
 def _at_least_min(estimate: np.ndarray) -> tuple[np.ndarray, int]:
     """Estimates raised to :data:`MIN_ESTIMATE`, and how many were raised."""
     return np.maximum(estimate, MIN_ESTIMATE), int((estimate < MIN_ESTIMATE).sum())
@@ -220,14 +246,19 @@ class TraceUser:
         columns = zip(
             w.submit.tolist(), w.size.tolist(), w.runtime.tolist(), w.estimate.tolist(),
             w.user.tolist(), w.rows.tolist(), w.number.tolist(),
-            w.preceding.tolist(), w.think.tolist(), strict=True,
+            w.preceding.tolist(), w.think.tolist(), w.priority.tolist(), w.utility,
+            w.stated or w.utility, strict=True,
         )  # fmt: skip
-        for submit, size, runtime, estimate, user, row, number, preceding, think in columns:
+        for (submit, size, runtime, estimate, user, row, number, preceding, think, priority,
+             utility, stated) in columns:  # fmt: skip
             if submit > site.horizon:
                 return
             if submit > env.now:
                 yield env.timeout(submit - env.now)
-            job = Job(size, runtime, estimate, user=user, trace_row=row)
+            job = Job(
+                size, runtime, estimate, user=user, trace_row=row, priority=priority,
+                utility=utility, stated=stated,
+            )  # fmt: skip
             if preceding > 0:
                 job.preceding = id_of_number.get(preceding, -1)
                 job.think = think

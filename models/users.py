@@ -33,6 +33,7 @@ from .cycles import ActivityCycle, CycleShares
 from .dynamics import PCONT_A, PCONT_B, SessionDynamics, check_pcont
 from .streams import stream
 from .submittal import Submittal
+from .utility import LeeSnavely
 from .workpool import EstimateModel, Workpool
 
 if TYPE_CHECKING:
@@ -55,6 +56,9 @@ class UserModel:
         runtime_scale: a workload transform: every runtime drawn is multiplied by it ("what if
             our jobs were ten times shorter?"); estimates follow the scaled runtimes.
         max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
+        utility: give every job a Lee & Snavely utility function (None: no values).
+        deadline_wait: the wait (seconds) its deadline is a multiple of; None draws it from the
+            profile's recorded waits, per job.
     """
 
     kind: UserKind = "complete"
@@ -65,6 +69,8 @@ class UserModel:
     correlated: bool = False
     runtime_scale: float = 1.0
     max_batch_width: int | None = None
+    utility: LeeSnavely | None = None
+    deadline_wait: float | None = None
 
     def __post_init__(self) -> None:
         require(
@@ -107,6 +113,11 @@ class StaticUser:
             runtime_scale=model.runtime_scale,
         )  # fmt: skip
         self.submittal = Submittal(profile, seed, uid, max_width=model.max_batch_width)
+        self.valuer = (
+            None
+            if model.utility is None
+            else Valuer(profile, seed, uid, model.utility, model.deadline_wait)
+        )
         self.session = 0
         self.batch = 0
         self._batches_in_session = 0
@@ -137,6 +148,8 @@ class StaticUser:
                 break
             size, runtime, estimate = self.workpool.next_shape()
             job = Job(size, runtime, estimate, user=self.id, session=self.session, batch=self.batch)
+            if self.valuer is not None:
+                self.valuer.value(job)
             if previous is not None:
                 job.preceding = previous.id
                 job.think = env.now - previous.end
@@ -183,3 +196,34 @@ class CompleteUser(StaticUser):
                 yield env.timeout(self.dynamics.break_length())
                 self.new_session()
                 previous = None
+
+
+class Valuer:
+    """Gives a user's jobs their utility functions (Lee & Snavely) and priority levels.
+
+    Each job draws from the user's own "utility" stream in submission order: a priority level
+    uniform over the generator's levels, a wait (the profile's recorded waits, or a constant)
+    whose multiple is the deadline, then the function's value and decay. The k-th job of a user
+    gets the same function under every scheduler.
+    """
+
+    def __init__(
+        self,
+        profile: WorkloadProfile,
+        seed: int,
+        user: int,
+        generator: LeeSnavely,
+        wait: float | None,
+    ) -> None:
+        self.rng = stream(seed, user, "utility")
+        self.generator = generator
+        self.waits = profile.waits
+        self.wait = wait
+
+    def value(self, job: Job) -> None:
+        rng, levels = self.rng, self.generator.levels
+        priority = int(rng.integers(levels))  # 0 is the highest
+        u = rng.random(1)
+        wait = self.wait if self.wait is not None else float(self.waits.from_uniform(u)[0])
+        job.utility = self.generator.function(rng, priority, job.size, job.estimate, wait)
+        job.priority = levels - 1 - priority  # sitesim's levels: higher first

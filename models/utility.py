@@ -86,7 +86,7 @@ class UtilityFunction:
         )
 
     @classmethod
-    def parse(cls, text: str, where: str = "utility function") -> UtilityFunction:
+    def parse(cls, text: str, where: str = "extension after field 18") -> UtilityFunction:
         """From the SWF extension; errors name ``where``."""
         tokens = text.split()
         if not tokens or len(tokens) % 2:

@@ -20,13 +20,26 @@ from sitesim.errors import ConfigError
 from .base import Scheduler, scheduler_label, shadow_time
 from .conservative import Conservative
 from .creasy import CREASY
+from .genetic import GA
 from .queue_order import EASY, FCFS, LJF, SCDF, SJF, PriorityFIFO
 from .utility import PRIO, FirstPrice
 
 #: Scheduler classes by CLI name.
 REGISTRY: dict[str, type[Scheduler]] = {
     cls.name: cls
-    for cls in (FCFS, EASY, Conservative, CREASY, SJF, LJF, SCDF, PriorityFIFO, PRIO, FirstPrice)
+    for cls in (
+        FCFS,
+        EASY,
+        Conservative,
+        CREASY,
+        SJF,
+        LJF,
+        SCDF,
+        PriorityFIFO,
+        PRIO,
+        FirstPrice,
+        GA,
+    )
 }
 
 
@@ -61,7 +74,7 @@ def create(name: str, **params: Any) -> Scheduler:
 
 
 __all__ = [
-    "CREASY", "EASY", "FCFS", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF", "Conservative",
+    "CREASY", "EASY", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF", "Conservative",
     "FirstPrice", "PriorityFIFO", "Scheduler",
     "create", "parameters", "registered", "scheduler_label", "shadow_time",
 ]  # fmt: skip

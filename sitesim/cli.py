@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from sitesim import __version__
-from sitesim.commands import analyze, compare, profile, replay, rerun, run, sweep
+from sitesim.commands import analyze, compare, profile, replay, rerun, run, sweep, utility
 from sitesim.errors import SitesimError
 
 EXIT_USAGE = 2
@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"sitesim {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for command in (run, replay, rerun, sweep, compare, analyze, profile):
+    for command in (run, replay, rerun, sweep, compare, analyze, profile, utility):
         command.add_parser(commands)
     return parser
 

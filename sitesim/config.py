@@ -25,6 +25,7 @@ from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
 from sitesim.models.users import UserModel
+from sitesim.models.utility import DECAYS, LeeSnavely
 from sitesim.models.workpool import EstimateModel
 from sitesim.schedulers import REGISTRY, Scheduler, create, parameters, scheduler_label
 
@@ -86,6 +87,8 @@ class RunConfig:
         scheduler_params: its parameters, e.g. ``{"alpha": 3000}`` for CREASY.
         seed: root seed of every random stream, an integer >= 0.
         strict: an impossible job stops the run instead of being skipped and counted.
+        cancel_expired: cancel a waiting job once its stated utility function can no longer
+            earn anything (it would end after its deadline even if started now).
     """
 
     #: ``"site"`` or ``"replay"``: which subclass (stored as the ``mode`` key of a dict).
@@ -95,6 +98,7 @@ class RunConfig:
     scheduler_params: dict[str, Any] = field(default_factory=dict)
     seed: int = 1
     strict: bool = False
+    cancel_expired: bool = False
 
     def __post_init__(self) -> None:
         name = _text("scheduler", self.scheduler).upper()
@@ -125,6 +129,7 @@ class RunConfig:
         self._set("scheduler_params", scheduler.params())
         self._set("seed", _whole("seed", self.seed, 0))
         self._set("strict", _flag("strict", self.strict))
+        self._set("cancel_expired", _flag("cancel_expired", self.cancel_expired))
 
     def _set(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -225,6 +230,10 @@ class SiteConfig(RunConfig):
         runtime_scale: a workload transform: every runtime is multiplied by it (estimates
             follow), "what if our jobs were ten times shorter?".
         max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
+        utility: every job carries a Lee & Snavely utility function (utility.md §2), with a
+            priority level drawn uniformly from ``utility_levels``, the deadline factor
+            ``deadline_factor``, a decay type (``utility_decay``, None for a third each), and
+            a wait drawn from the profile's recorded waits (or ``deadline_wait_min`` minutes).
     """
 
     mode: ClassVar[str] = "site"
@@ -245,6 +254,11 @@ class SiteConfig(RunConfig):
     shift_max_min: float = 60.0
     runtime_scale: float = 1.0
     max_batch_width: int | None = None
+    utility: bool = False
+    utility_levels: int = 4
+    deadline_factor: float = 2.0
+    utility_decay: Literal["linear", "exponential", "step"] | None = None
+    deadline_wait_min: float | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -272,6 +286,18 @@ class SiteConfig(RunConfig):
         self._set("runtime_scale", _real("runtime_scale", self.runtime_scale, 0.0, above=True))
         if self.max_batch_width is not None:
             self._set("max_batch_width", _whole("max_batch_width", self.max_batch_width, 1))
+        self._set("utility", _flag("utility", self.utility))
+        self._set("utility_levels", _whole("utility_levels", self.utility_levels, 1))
+        self._set(
+            "deadline_factor", _real("deadline_factor", self.deadline_factor, 0.0, above=True)
+        )
+        if self.utility_decay not in (None, *DECAYS):
+            raise ConfigError(
+                f"utility_decay must be one of {', '.join(DECAYS)} or none, "
+                f"got {self.utility_decay!r}"
+            )
+        if self.deadline_wait_min is not None:
+            self._set("deadline_wait_min", _real("deadline_wait_min", self.deadline_wait_min, 0.0))
 
     def user_model(self) -> UserModel:
         """The user model these settings describe."""
@@ -288,6 +314,16 @@ class SiteConfig(RunConfig):
             correlated=self.correlated,
             runtime_scale=self.runtime_scale,
             max_batch_width=self.max_batch_width,
+            utility=(
+                LeeSnavely(
+                    levels=self.utility_levels,
+                    factor=self.deadline_factor,
+                    decay=self.utility_decay,
+                )
+                if self.utility
+                else None
+            ),
+            deadline_wait=None if self.deadline_wait_min is None else 60 * self.deadline_wait_min,
         )
 
     @staticmethod
@@ -304,6 +340,17 @@ class SiteConfig(RunConfig):
             "correlated": model.correlated,
             "runtime_scale": model.runtime_scale,
             "max_batch_width": model.max_batch_width,
+            "utility": model.utility is not None,
+            **(
+                {
+                    "utility_levels": model.utility.levels,
+                    "deadline_factor": model.utility.factor,
+                    "utility_decay": model.utility.decay,
+                }
+                if model.utility is not None
+                else {}
+            ),
+            "deadline_wait_min": None if model.deadline_wait is None else model.deadline_wait / 60,
         }
 
 
@@ -324,6 +371,9 @@ class ReplayConfig(RunConfig):
         think: how a feedback replay infers dependencies when the trace has no field 17:
             ``last``, ``max`` or ``arrival`` (users.md).
         threshold_min: the session threshold of that inference, minutes.
+        uncertainty: user uncertainty k in [0, 1]: stated start values drawn around the true
+            ones' percentiles (utility.md §5); 0 states the truth.
+        wealth_gini: wealth inequity k in [0, 1]: round(k · users) users state values about 0.
     """
 
     mode: ClassVar[str] = "replay"
@@ -338,6 +388,8 @@ class ReplayConfig(RunConfig):
     feedback: bool = False
     think: Literal["last", "max", "arrival"] = "last"
     threshold_min: float = 20.0
+    uncertainty: float = 0.0
+    wealth_gini: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -362,3 +414,5 @@ class ReplayConfig(RunConfig):
                 f"think must be one of {', '.join(THINK_DEFINITIONS)}, got {self.think!r}"
             )
         self._set("threshold_min", _real("threshold_min", self.threshold_min, 0.0, above=True))
+        self._set("uncertainty", _real("uncertainty", self.uncertainty, 0.0, 1.0))
+        self._set("wealth_gini", _real("wealth_gini", self.wealth_gini, 0.0, 1.0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -95,6 +96,31 @@ def run_row(result: SiteResult) -> list[Any]:
         s.slowdown_mean,
         result.label,
     ]
+
+
+UTILITY_COLUMNS = (
+    "Scheduler", "Utility", "Possible", "Earned(%)", "Earned p50(%)", "Share min", "Share mean",
+    "Competitive ratio",
+)  # fmt: skip
+
+
+def utility_row(result: SiteResult) -> list[Any]:
+    """One row of :data:`UTILITY_COLUMNS`."""
+    s = result.summary
+    return [
+        result.label, s.utility_total, s.utility_possible, s.utility_earned_mean_pct,
+        s.utility_earned_p50_pct, s.utility_share_min, s.utility_share_mean, s.competitive_ratio,
+    ]  # fmt: skip
+
+
+def with_competitive_ratio(result: SiteResult, reference: SiteResult) -> SiteResult:
+    """``result`` with its competitive ratio: its aggregate utility / ``reference``'s (EASY on
+    the same workload)."""
+    base = reference.summary.utility_total
+    ratio = result.summary.utility_total / base if base else float("nan")
+    return dataclasses.replace(
+        result, summary=dataclasses.replace(result.summary, competitive_ratio=ratio)
+    )
 
 
 def flat_row(result: SiteResult, **extra: Any) -> dict[str, Any]:
@@ -249,7 +275,7 @@ def _user_model(result: SiteResult) -> str:
 def result_trace(result: SiteResult, name: str = "simulated trace") -> SWFTrace:
     """The jobs of a run as an SWF trace in memory, as ``simulated.swf`` would hold them: a
     site-level run's trace, ready for an open replay."""
-    return SWFTrace(name, result_header(result), result_swf(result))
+    return SWFTrace(name, result_header(result), result_swf(result), dict(result.utility))
 
 
 def write_outputs(
@@ -265,7 +291,7 @@ def write_outputs(
     last to appear)."""
     folder = Path(out)
     with staged_folder(folder, last=RESULTS_NAME) as staging:
-        swf = format_swf(result_swf(result, source), result_header(result, source))
+        swf = format_swf(result_swf(result, source), result_header(result, source), result.utility)
         atomic_write(staging / SWF_NAME, swf)
         atomic_write(staging / JOBS_NAME, records_csv(result.records))
         if users:

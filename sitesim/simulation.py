@@ -121,7 +121,7 @@ def _run(
     config: SiteConfig, scheduler: Scheduler, users: Sequence[User], progress: Progress | None
 ) -> SiteResult:
     """The simulation itself, with every piece built."""
-    site = Site(config.procs, scheduler, strict=config.strict)
+    site = Site(config.procs, scheduler, strict=config.strict, cancel_expired=config.cancel_expired)
     for user in users:
         site.add_user(user)
     horizon = config.days * DAY

@@ -76,6 +76,8 @@ class SiteResult:
         config: the configuration that describes the run (None for a site built by hand).
         workload: facts about the workload a configuration resolved to (for a replay: lines
             skipped, offered loads, scale factor, ...).
+        utility: the true utility function of each record that has one (record index -> the
+            SWF extension text), for the output trace.
     """
 
     procs: int
@@ -90,6 +92,7 @@ class SiteResult:
     rejected: dict[str, int] = field(default_factory=dict)
     config: RunConfig | None = None
     workload: dict[str, Any] = field(default_factory=dict)
+    utility: dict[int, str] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:
@@ -373,6 +376,11 @@ class Site:
             busy_levels=np.asarray(self.machine.busy_levels, dtype=np.int64),
             scheduler_stats={"passes": self.passes, **self.scheduler.stats()},
             rejected=dict(sorted(self.rejected.items())),
+            utility={
+                k: job.utility.to_text()
+                for k, job in enumerate(self.jobs)
+                if job.utility is not None
+            },
         )
 
 

@@ -14,6 +14,7 @@ from sitesim.config import ReplayConfig
 from sitesim.errors import ConfigError, require
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
+from sitesim.models.utility import uncertain_values, wealth
 from sitesim.schedulers import Scheduler, create, registered
 from sitesim.site import Site, SiteResult
 from sitesim.swf import SWFTrace, read_swf
@@ -119,6 +120,28 @@ def run_replay(
     return dataclasses.replace(result, config=resolved)
 
 
+def stated(workload: TraceWorkload, config: ReplayConfig) -> TraceWorkload:
+    """The workload with the utility functions its users state (utility.md §5): the true ones
+    rescaled to start values perturbed by user uncertainty (k = ``config.uncertainty``) and
+    wealth inequity (Gini k = ``config.wealth_gini``), drawn from the run's seed. Deadlines and
+    shapes are kept; the metrics still use the true functions."""
+    rng = np.random.default_rng([config.seed, INACCURACY_STREAM])
+    valued = [(k, u) for k, u in enumerate(workload.utility) if u is not None]
+    users = workload.user[[k for k, _ in valued]].tolist()
+    values = uncertain_values(np.array([u.start_value for _, u in valued]), config.uncertainty, rng)
+    if config.wealth_gini:
+        riches = wealth(users, config.wealth_gini, rng)
+        values = values * np.array([riches[int(user)] for user in users])
+    functions = list(workload.utility)
+    for (k, u), value in zip(valued, values.tolist(), strict=True):
+        functions[k] = u.scaled(value)
+    return dataclasses.replace(workload, stated=tuple(functions))
+
+
+#: The random stream of the information-inaccuracy models, beside the run's seed.
+INACCURACY_STREAM = 0x5EED
+
+
 def moved(records: np.ndarray, workload: TraceWorkload) -> dict[str, Any]:
     """How far a feedback replay moved submissions from the (scaled) timestamps of the open
     replay: how many jobs, earlier or later, and the shift's mean and percentiles in hours."""
@@ -160,7 +183,9 @@ def _replay(
         workload, factor = workload.at_load(config.load, size)
     elif config.scale is not None:
         workload, factor = workload.scaled(config.scale), config.scale
-    site = Site(size, scheduler, strict=config.strict)
+    if config.uncertainty or config.wealth_gini:
+        workload = stated(workload, config)
+    site = Site(size, scheduler, strict=config.strict, cancel_expired=config.cancel_expired)
     site.add_user(TraceUser(workload) if plan is None else FeedbackTraceUser(workload, plan))
     first, last = float(workload.submit[0]), float(workload.submit[-1])
     if progress is None:

@@ -38,6 +38,14 @@ positive_int = number(1, whole=True)
 seed_number = number(0, whole=True)
 
 
+def unit_interval(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    value = non_negative_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text}")
+    return float(value)
+
+
 def scheduler_names(text: str) -> list[str]:
     """Comma-separated scheduler names, checked against the registry."""
     names = [name.strip().upper() for name in text.split(",") if name.strip()]
@@ -104,6 +112,33 @@ def add_scheduler_options(parser: argparse.ArgumentParser) -> None:
         type=non_negative_float,
         help="CREASY's criticality weight alpha >= 0 (default 6000; 0 is EASY)",
     )
+    parser.add_argument(
+        "--param",
+        type=scheduler_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="another scheduler parameter, e.g. levels=demand (PRIO) or generations=50 (GA); "
+        "repeatable (docs/reference/schedulers.md lists them)",
+    )
+
+
+def scheduler_param(text: str) -> tuple[str, Any]:
+    """``NAME=VALUE``; the value a whole number, a number or text."""
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    for kind in (int, float):
+        try:
+            return name.strip(), kind(value)
+        except ValueError:
+            continue
+    return name.strip(), value.strip()
+
+
+def scheduler_options(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The scheduler settings the options chose (see :func:`scheduler_settings`)."""
+    return scheduler_settings(args.scheduler, {"alpha": args.alpha, **dict(args.param)})
 
 
 def check_out(args: argparse.Namespace) -> None:

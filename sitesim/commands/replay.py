@@ -14,7 +14,8 @@ from sitesim.commands.arguments import (
     check_out,
     positive_float,
     positive_int,
-    scheduler_settings,
+    scheduler_options,
+    unit_interval,
 )
 from sitesim.config import ReplayConfig
 from sitesim.output import atomic_write
@@ -22,11 +23,14 @@ from sitesim.progress import ProgressBar
 from sitesim.report import (
     REPLAY_COLUMNS,
     RUNS_NAME,
+    UTILITY_COLUMNS,
     VIOLATION_COLUMNS,
     csv_text,
     flat_row,
     replay_row,
     table,
+    utility_row,
+    with_competitive_ratio,
     write_outputs,
 )
 from sitesim.site import SiteResult
@@ -104,6 +108,26 @@ def add_parser(commands: Any) -> None:
         help="fail at the first impossible job instead of skipping and counting it",
     )
     p.add_argument(
+        "--uncertainty",
+        type=unit_interval,
+        default=0.0,
+        metavar="K",
+        help="user uncertainty k in [0, 1]: stated utility values drawn around the true ones' "
+        "percentiles (utility traces; 0 states the truth)",
+    )
+    p.add_argument(
+        "--wealth-gini",
+        type=unit_interval,
+        default=0.0,
+        metavar="K",
+        help="wealth inequity, the Gini k in [0, 1]: round(k * users) users state values near 0",
+    )
+    p.add_argument(
+        "--cancel-expired",
+        action="store_true",
+        help="cancel a waiting job once its utility can no longer be earned",
+    )
+    p.add_argument(
         "--feedback",
         action="store_true",
         help="keep the users' dependencies: a dependent job is submitted after the simulated "
@@ -115,7 +139,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = scheduler_settings(args.scheduler, {"alpha": args.alpha})
+    settings = scheduler_options(args)
     check_out(args)
     trace = read_swf(args.trace)
     base = ReplayConfig(
@@ -129,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
         feedback=args.feedback,
         think=args.think,
         threshold_min=args.threshold,
+        uncertainty=args.uncertainty,
+        wealth_gini=args.wealth_gini,
+        cancel_expired=args.cancel_expired,
     )
     results: list[SiteResult] = []
     for config in (base.replace(**s) for s in settings):
@@ -140,9 +167,16 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None:
             folder = args.out / config.scheduler if len(settings) > 1 else args.out
             write_outputs(folder, result, trace)
+    if any(r.summary.utility_jobs for r in results):
+        reference = next((r for r in results if r.label == "EASY"), None)
+        if reference is None:  # competitive ratios are against EASY on the same workload
+            reference = run_replay(base.replace(scheduler="EASY", scheduler_params={}), trace=trace)
+        results = [with_competitive_ratio(r, reference) for r in results]
     violations = any(r.summary.dependent_jobs for r in results)
     columns = REPLAY_COLUMNS + (VIOLATION_COLUMNS if violations else ())
     print(table(columns, [replay_row(r, violations=violations) for r in results]))
+    if any(r.summary.utility_jobs for r in results):
+        print(table(UTILITY_COLUMNS, [utility_row(r) for r in results]))
     for result in results:
         if "feedback" in result.workload:
             print(_moved(result))

@@ -13,7 +13,7 @@ from sitesim.commands.arguments import (
     non_negative_float,
     positive_float,
     positive_int,
-    scheduler_settings,
+    scheduler_options,
     seed_number,
 )
 from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
@@ -23,8 +23,20 @@ from sitesim.models.dynamics import PCONT_A, PCONT_B
 from sitesim.models.workpool import EstimateModel
 from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
-from sitesim.report import RUN_COLUMNS, RUNS_NAME, csv_text, flat_row, run_row, table, write_outputs
+from sitesim.report import (
+    RUN_COLUMNS,
+    RUNS_NAME,
+    UTILITY_COLUMNS,
+    csv_text,
+    flat_row,
+    run_row,
+    table,
+    utility_row,
+    with_competitive_ratio,
+    write_outputs,
+)
 from sitesim.runner import run as run_config
+from sitesim.site import SiteResult
 
 EPILOG = f"""\
 examples:
@@ -156,6 +168,29 @@ def add_parser(commands: Any) -> None:
         metavar="P",
         help="share of weekday workers (default 0.8)",
     )
+    p.add_argument(
+        "--utility",
+        action="store_true",
+        help="every job carries a Lee & Snavely utility function (docs/reference/utility.md)",
+    )
+    p.add_argument(
+        "--deadline-factor",
+        type=positive_float,
+        default=2.0,
+        metavar="F",
+        help="with --utility: a job's value decays over F times a wait (default 2)",
+    )
+    p.add_argument(
+        "--deadline-wait",
+        type=non_negative_float,
+        metavar="MIN",
+        help="with --utility: that wait, minutes (default: drawn from the profile's waits)",
+    )
+    p.add_argument(
+        "--cancel-expired",
+        action="store_true",
+        help="cancel a waiting job once its utility can no longer be earned",
+    )
     p.add_argument("--out", type=Path, metavar="DIR", help="write each run's outputs here")
     p.set_defaults(func=run)
 
@@ -177,26 +212,39 @@ def run(args: argparse.Namespace) -> int:
         weekday_share=args.weekday_share,
         runtime_scale=args.runtime_scale,
         max_batch_width=args.max_batch_width,
+        utility=args.utility,
+        deadline_factor=args.deadline_factor,
+        deadline_wait_min=args.deadline_wait,
+        cancel_expired=args.cancel_expired,
     )
     configs = [
         base.replace(users=count, **settings)
         for count in range(low, high + 1, args.step)
-        for settings in scheduler_settings(args.scheduler, {"alpha": args.alpha})
+        for settings in scheduler_options(args)
     ]
     check_out(args)
-    rows: list[list[Any]] = []
-    flat: list[dict[str, Any]] = []
+    results: list[SiteResult] = []
     for config in configs:
-        label = f"run {len(rows) + 1}/{len(configs)}: {config.users} users, {config.scheduler}"
+        label = f"run {len(results) + 1}/{len(configs)}: {config.users} users, {config.scheduler}"
         with ProgressBar(label) as bar:
-            result = run_config(config, progress=bar)
-        rows.append(run_row(result))
-        flat.append(flat_row(result))
+            results.append(run_config(config, progress=bar))
+    if args.utility:  # competitive ratios against EASY with the same users
+        easy = {c.users: r for c, r in zip(configs, results, strict=True) if r.label == "EASY"}
+        for config in configs:
+            if config.users not in easy:
+                easy[config.users] = run_config(config.replace(scheduler="EASY"))
+        pairs = zip(configs, results, strict=True)
+        results = [with_competitive_ratio(r, easy[c.users]) for c, r in pairs]
+    for config, result in zip(configs, results, strict=True):
         if args.out is not None:
             write_outputs(
                 args.out / f"users-{config.users:04d}-{config.scheduler}", result, users=True
             )
-    print(table(RUN_COLUMNS, rows))
+    print(table(RUN_COLUMNS, [run_row(r) for r in results]))
+    if args.utility:
+        pairs = zip(configs, results, strict=True)
+        print(table(("Users", *UTILITY_COLUMNS), [[c.users, *utility_row(r)] for c, r in pairs]))
+    flat = [flat_row(r) for r in results]
     if args.out is not None:
         atomic_write(args.out / RUNS_NAME, csv_text(flat))
         print(f"outputs written to {args.out}")
