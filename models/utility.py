@@ -274,10 +274,13 @@ def wealth(
 ) -> dict[int, float]:
     """Wealth inequity: of n users, round(gini · n), drawn at random, get wealth ``poor``
     (about 0), the others 1, so the Gini coefficient of the wealths is gini (for gini · n whole).
-    A stated value is the user's wealth times the true value."""
+    At least one user stays rich: with everyone poor, wealth would be equal again (Gini 0), so
+    k = 1 gives the most unequal wealths n users can have, Gini (n − 1) / n. A stated value is
+    the user's wealth times the true value."""
     require(0 <= gini <= 1, f"wealth Gini k must be in [0, 1], got {gini}")
     unique = sorted(set(int(u) for u in users))
-    poor_users = set(rng.permutation(unique)[: round(gini * len(unique))].tolist())
+    count = min(round(gini * len(unique)), len(unique) - 1)
+    poor_users = set(rng.permutation(unique)[:count].tolist())
     return {u: poor if u in poor_users else 1.0 for u in unique}
 
 
