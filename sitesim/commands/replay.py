@@ -164,9 +164,6 @@ def run(args: argparse.Namespace) -> int:
         if not results:
             _report_workload(result)
         results.append(result)
-        if args.out is not None:
-            folder = args.out / config.scheduler if len(settings) > 1 else args.out
-            write_outputs(folder, result, trace)
     if any(r.summary.utility_jobs for r in results):
         reference = next((r for r in results if r.label == "EASY"), None)
         if reference is None:  # competitive ratios are against EASY on the same workload
@@ -181,6 +178,9 @@ def run(args: argparse.Namespace) -> int:
         if "feedback" in result.workload:
             print(_moved(result))
     if args.out is not None:
+        for config, result in zip(settings, results, strict=True):
+            folder = args.out / config["scheduler"] if len(settings) > 1 else args.out
+            write_outputs(folder, result, trace)
         if len(settings) > 1:
             atomic_write(args.out / RUNS_NAME, csv_text([flat_row(r) for r in results]))
         print(f"outputs written to {args.out}")
