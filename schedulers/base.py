@@ -100,6 +100,10 @@ class Scheduler(ABC):
         """
         self.dequeue(jobs)
 
+    def use_seed(self, seed: int) -> None:
+        """Called with the run's seed before a configured run; a scheduler that draws random
+        numbers derives its stream from it, so that replications differ (none by default)."""
+
     def params(self) -> dict[str, Any]:
         """The scheduler's parameters, stored with every result."""
         return {}

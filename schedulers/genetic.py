@@ -47,7 +47,8 @@ class GA(EASY):
         population: orders per generation (20).
         generations: generations per pass (100).
         mutation: probability that a child has two of its jobs swapped.
-        seed: the GA's random stream.
+        seed: the GA's random stream; in a configured run it is combined with the run's seed
+            (:meth:`use_seed`), so replications evolve differently.
     """
 
     name = "GA"
@@ -68,6 +69,9 @@ class GA(EASY):
         self.evolved = 0
         self._running: Running = []
         self._free = 0
+
+    def use_seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng([self.seed, seed])
 
     def select(self, now: float, free: int, running: Running) -> list[Job]:
         self._running, self._free = running, free

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self
 
 from sitesim.activity import THINK_DEFINITIONS
+from sitesim.augment import GENERATORS
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
@@ -41,6 +42,17 @@ def _whole(name: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not whole or value < low:
         raise ConfigError(f"{name} must be a whole number >= {low}, got {value!r}")
     return int(value)
+
+
+def _check_utility_shape(config: SiteConfig | ReplayConfig) -> None:
+    """Validate the Lee & Snavely settings both kinds of run share."""
+    factor = _real("deadline_factor", config.deadline_factor, 0.0, above=True)
+    config._set("deadline_factor", factor)
+    if config.utility_decay not in (None, *DECAYS):
+        raise ConfigError(
+            f"utility_decay must be one of {', '.join(DECAYS)} or none, "
+            f"got {config.utility_decay!r}"
+        )
 
 
 def _real(
@@ -136,8 +148,10 @@ class RunConfig:
 
     # -- building what the run needs ---------------------------------------------------------
     def make_scheduler(self) -> Scheduler:
-        """A fresh scheduler of this configuration."""
-        return create(self.scheduler, **self.scheduler_params)
+        """A fresh scheduler of this configuration, seeded by the run's seed."""
+        scheduler = create(self.scheduler, **self.scheduler_params)
+        scheduler.use_seed(self.seed)
+        return scheduler
 
     @property
     def label(self) -> str:
@@ -288,14 +302,7 @@ class SiteConfig(RunConfig):
             self._set("max_batch_width", _whole("max_batch_width", self.max_batch_width, 1))
         self._set("utility", _flag("utility", self.utility))
         self._set("utility_levels", _whole("utility_levels", self.utility_levels, 1))
-        self._set(
-            "deadline_factor", _real("deadline_factor", self.deadline_factor, 0.0, above=True)
-        )
-        if self.utility_decay not in (None, *DECAYS):
-            raise ConfigError(
-                f"utility_decay must be one of {', '.join(DECAYS)} or none, "
-                f"got {self.utility_decay!r}"
-            )
+        _check_utility_shape(self)
         if self.deadline_wait_min is not None:
             self._set("deadline_wait_min", _real("deadline_wait_min", self.deadline_wait_min, 0.0))
 
@@ -374,6 +381,14 @@ class ReplayConfig(RunConfig):
         uncertainty: user uncertainty k in [0, 1]: stated start values drawn around the true
             ones' percentiles (utility.md §5); 0 states the truth.
         wealth_gini: wealth inequity k in [0, 1]: round(k · users) users state values about 0.
+        start_job, stop_job: replay only the job lines ``start_job`` (0-based) up to, not
+            including, ``stop_job`` (None: to the end).
+        utility: give every job a synthetic utility function before the run, drawn from the
+            run's seed as ``sitesim utility augment`` would (``lee-snavely``, or a kind of the
+            robustness study: ``linear``, ``convex``, ``flat``, ``mix``); None keeps the
+            trace's own (extended SWF) functions, if any.
+        deadline_factor: the Lee & Snavely deadline factor of those functions.
+        utility_decay: their decay type (None: a third each).
     """
 
     mode: ClassVar[str] = "replay"
@@ -390,6 +405,11 @@ class ReplayConfig(RunConfig):
     threshold_min: float = 20.0
     uncertainty: float = 0.0
     wealth_gini: float = 0.0
+    start_job: int = 0
+    stop_job: int | None = None
+    utility: str | None = None
+    deadline_factor: float = 2.0
+    utility_decay: Literal["linear", "exponential", "step"] | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -416,3 +436,11 @@ class ReplayConfig(RunConfig):
         self._set("threshold_min", _real("threshold_min", self.threshold_min, 0.0, above=True))
         self._set("uncertainty", _real("uncertainty", self.uncertainty, 0.0, 1.0))
         self._set("wealth_gini", _real("wealth_gini", self.wealth_gini, 0.0, 1.0))
+        self._set("start_job", _whole("start_job", self.start_job, 0))
+        if self.stop_job is not None:
+            self._set("stop_job", _whole("stop_job", self.stop_job, self.start_job + 1))
+        if self.utility not in (None, *GENERATORS):
+            raise ConfigError(
+                f"utility must be one of {', '.join(GENERATORS)} or none, got {self.utility!r}"
+            )
+        _check_utility_shape(self)

@@ -345,6 +345,9 @@ def sweep(
         again = {run.name for run in retry}
         pending = [run for run in runs if run.name in again]
     ordered = [rows[run.name] for run in runs if run.name in rows]
+    schedulers = [str(name).upper() for name in plan.factors.get("scheduler", ())]
+    if "EASY" in schedulers and any(row["utility_jobs"] for row in ordered):
+        ordered = with_competitive_ratios(ordered, list(plan.factors))
     summary = summarize_runs(ordered, list(plan.factors))
     if folder is not None:
         atomic_write(folder / RUNS_NAME, csv_text(ordered))
@@ -520,6 +523,27 @@ def paired_differences(
                 entry[name] = mean
                 entry[f"{name}_ci95"] = t * sd / math.sqrt(n) if n > 1 else math.nan
             out.append(entry)
+    return out
+
+
+def with_competitive_ratios(
+    rows: Sequence[dict[str, Any]], factors: Sequence[str], baseline: str = "EASY"
+) -> list[dict[str, Any]]:
+    """The runs with ``competitive_ratio`` filled in: a run's aggregate utility over that of
+    the ``baseline`` scheduler with the same seed and levels of the other factors, scheduler
+    parameters aside (utility.md §3); NaN where there is no such run or it earned nothing."""
+    tuning = set().union(*(parameters(name) for name in REGISTRY))
+    others = [name for name in factors if name != "scheduler" and name not in tuning]
+    reference = {
+        (*(_hashable(row.get(name)) for name in others), row["seed"]): float(row["utility_total"])
+        for row in rows
+        if str(row.get("scheduler", "")).upper() == baseline
+    }
+    out = []
+    for row in rows:
+        base = reference.get((*(_hashable(row.get(name)) for name in others), row["seed"]), 0.0)
+        ratio = float(row["utility_total"]) / base if base else math.nan
+        out.append({**row, "competitive_ratio": ratio})
     return out
 
 

@@ -87,6 +87,22 @@ class SWFTrace:
                 return int(match.group(1))
         return None
 
+    def excerpt(self, start: int, stop: int) -> SWFTrace:
+        """The job lines ``start`` (0-based) up to, not including, ``stop``, as a trace of their
+        own (a header note says which); their tails follow them.
+
+        Raises:
+            SitesimError: the range is empty or outside the trace.
+        """
+        if not 0 <= start < stop <= len(self):
+            raise SitesimError(
+                f"{self.name}: job lines {start}:{stop} are not a range within its "
+                f"{len(self):,} jobs (0 <= start < stop <= {len(self):,})"
+            )
+        tails = {row - start: text for row, text in self.tails.items() if start <= row < stop}
+        note = f"; Note: job lines {start}:{stop} (0-based, end excluded) of {self.name}"
+        return SWFTrace(self.name, [*self.header, note], self.data[start:stop].copy(), tails)
+
     def line_of(self, row: int) -> int:
         """The 1-based line number of job ``row`` in the file (for messages)."""
         return _line_number(_decode(self.name, _read_bytes(self.name)), row)

@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from sitesim.augment import augment
 from sitesim.config import ReplayConfig
 from sitesim.errors import ConfigError, require
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
-from sitesim.models.utility import uncertain_values, wealth
+from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
 from sitesim.schedulers import Scheduler, create, registered
 from sitesim.site import Site, SiteResult
 from sitesim.swf import SWFTrace, read_swf
@@ -163,8 +164,14 @@ def moved(records: np.ndarray, workload: TraceWorkload) -> dict[str, Any]:
 def _replay(
     config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler, progress: Progress | None
 ) -> SiteResult:
-    """The replay itself: the trace's jobs as a workload, at the configured load."""
+    """The replay itself: the trace's jobs (those chosen, with the utility functions asked
+    for) as a workload, at the configured load."""
     size = machine_size(trace, config.procs)
+    if config.start_job or config.stop_job is not None:
+        trace = trace.excerpt(config.start_job, config.stop_job or len(trace))
+    if config.utility is not None:
+        shape = LeeSnavely(factor=config.deadline_factor, decay=config.utility_decay)
+        trace = augment(trace, generator=config.utility, lee_snavely=shape, seed=config.seed)
     workload = TraceWorkload.from_swf(trace, size, estimates=config.estimates, strict=config.strict)
     plan = None
     if config.feedback:  # from the trace's own timing, before any scaling

@@ -373,3 +373,22 @@ def test_run_with_utility_reports_utility_and_throughput(capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "Competitive ratio" in out and "FIRSTPRICE" in out
+
+
+def test_replay_with_utility_is_augment_then_replay(trace, tmp_path, capsys):
+    augmented = tmp_path / "a.swf"
+    shape = ["--deadline-factor", "3", "--decay", "step"]
+    argv = ["utility", "augment", str(trace), "--jobs", "5:35", "-o", str(augmented), "--seed", "4"]
+    assert main([*argv, *shape]) == 0
+    assert main(["replay", str(augmented), "-s", "PRIORITY", "--out", str(tmp_path / "a")]) == 0
+    argv = ["replay", str(trace), "--jobs", "5:35", "--utility", "lee-snavely", "--seed", "4",
+            "-s", "PRIORITY", "--out", str(tmp_path / "b"), *shape]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    a, b = (json.loads((tmp_path / x / "results.json").read_text()) for x in "ab")
+    assert a["summary"] == b["summary"] and a["summary"]["jobs"] == 30
+    assert b["config"]["start_job"] == 5 and b["config"]["stop_job"] == 35
+    assert main(["rerun", str(tmp_path / "b" / "results.json")]) == 0  # the config reproduces it
+    assert "same summary" in capsys.readouterr().out
+    code, msg = error_of(capsys, ["replay", str(trace), "--jobs", "5:500"])
+    assert code != 0 and "job lines 5:500" in msg

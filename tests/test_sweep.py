@@ -18,9 +18,16 @@ from scipy import stats
 
 import sitesim
 from sitesim.cli import main
-from sitesim.config import SiteConfig
+from sitesim.config import ReplayConfig, SiteConfig
 from sitesim.errors import ConfigError
-from sitesim.sweeps import SweepPlan, paired_differences, run_name, summarize_runs, sweep
+from sitesim.sweeps import (
+    SweepPlan,
+    paired_differences,
+    run_name,
+    summarize_runs,
+    sweep,
+    with_competitive_ratios,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = SiteConfig(days=28, warmup_days=7)
@@ -226,3 +233,37 @@ def test_paired_differences_by_seed():
     assert (only["scheduler"], only["users"], only["n"]) == ("CREASY", 5, 3)
     assert only["utilization_diff"] == pytest.approx(mean)
     assert only["utilization_diff_ci95"] == pytest.approx(stats.t.ppf(0.975, 2) * sd / math.sqrt(3))
+
+
+def test_competitive_ratios_against_easy_with_the_same_seed_and_levels():
+    def row(scheduler, load, seed, utility, **params):  # type: ignore[no-untyped-def]
+        return {"scheduler": scheduler, "load": load, "seed": seed, "utility_total": utility,
+                **params}  # fmt: skip
+
+    rows = [
+        row("EASY", 0.5, 1, 10.0), row("EASY", 0.5, 2, 20.0), row("EASY", 0.9, 1, 0.0),
+        row("GA", 0.5, 1, 15.0, mutation=0.2), row("GA", 0.5, 2, 10.0, mutation=0.2),
+        row("GA", 0.9, 1, 5.0, mutation=0.2),  # EASY earned nothing: no ratio
+        row("GA", 0.7, 1, 5.0, mutation=0.2),  # no EASY run: no ratio
+    ]  # fmt: skip
+    ratios = [r["competitive_ratio"] for r in with_competitive_ratios(rows, ["scheduler", "load",
+                                                                             "mutation"])]  # fmt: skip
+    assert ratios[:5] == [1.0, 1.0, pytest.approx(math.nan, nan_ok=True), 1.5, 0.5]
+    assert all(math.isnan(r) for r in ratios[5:])
+
+
+def test_a_sweep_of_utility_replays_fills_competitive_ratios(tmp_path):
+    trace = tmp_path / "t.swf"
+    lines = [f"{i + 1} {20 * i} {5 * (i % 3)} {30 + 7 * (i % 5)} {1 + i % 4} -1 -1 {1 + i % 4} "
+             "90 -1 1 1 1 -1 1 -1 -1 -1" for i in range(30)]  # fmt: skip
+    trace.write_text("; MaxProcs: 4\n" + "\n".join(lines) + "\n")
+    base = ReplayConfig(trace=str(trace), utility="lee-snavely", stop_job=20)
+    result = sweep(base, {"scheduler": ["EASY", "PRIORITY"]}, seeds=2, executor="serial")
+    easy, priority = result.runs[:2], result.runs[2:]  # the first factor outermost, then seeds
+    assert [r["competitive_ratio"] for r in easy] == [1.0, 1.0]
+    assert [r["competitive_ratio"] for r in priority] == [
+        p["utility_total"] / e["utility_total"] for p, e in zip(priority, easy, strict=True)
+    ]
+    assert all(r["utility_jobs"] == 20 for r in result.runs)
+    assert easy[0]["utility_total"] != easy[1]["utility_total"]  # each seed its own functions
+    assert "competitive_ratio_ci95" in result.summary[1]

@@ -11,6 +11,7 @@ from typing import Any
 from sitesim.activity import THINK_DEFINITIONS
 from sitesim.errors import ConfigError
 from sitesim.executors import available_cores
+from sitesim.models.utility import DECAYS
 from sitesim.output import check_output_folder
 from sitesim.schedulers import REGISTRY, parameters
 
@@ -44,6 +45,44 @@ def unit_interval(text: str) -> float:
     if value > 1:
         raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text}")
     return float(value)
+
+
+def job_range(text: str) -> tuple[int, int]:
+    """An argparse type: ``START:STOP`` -> (start, stop), 0 <= start < stop."""
+    try:
+        start, stop = (int(part) for part in text.split(":"))
+    except ValueError:
+        start = stop = -1
+    if not 0 <= start < stop:
+        raise argparse.ArgumentTypeError(f"need START:STOP with 0 <= START < STOP, got {text!r}")
+    return start, stop
+
+
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """--jobs START:STOP: an excerpt of a trace."""
+    parser.add_argument(
+        "--jobs",
+        type=job_range,
+        metavar="START:STOP",
+        help="only the job lines START (0-based) up to, not including, STOP",
+    )
+
+
+def add_utility_shape_options(parser: argparse.ArgumentParser, context: str = "") -> None:
+    """--deadline-factor and --decay: the shape of Lee & Snavely utility functions."""
+    parser.add_argument(
+        "--deadline-factor",
+        type=positive_float,
+        default=2.0,
+        metavar="F",
+        help=f"{context}a job's value decays over F times its wait (default 2; 1 and 3 are "
+        "studied)",
+    )
+    parser.add_argument(
+        "--decay",
+        choices=DECAYS,
+        help=f"{context}one decay type for every job (default: a third each)",
+    )
 
 
 def scheduler_names(text: str) -> list[str]:

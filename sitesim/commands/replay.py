@@ -8,13 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sitesim.augment import GENERATORS
 from sitesim.commands.arguments import (
     add_activity_options,
+    add_jobs_option,
     add_scheduler_options,
+    add_utility_shape_options,
     check_out,
     positive_float,
     positive_int,
     scheduler_options,
+    seed_number,
     unit_interval,
 )
 from sitesim.config import ReplayConfig
@@ -42,6 +46,8 @@ examples:
   sitesim replay ../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz --scheduler EASY
   sitesim replay TRACE.swf --scheduler FCFS,EASY,CONSERVATIVE --load 0.9 --out runs/sp2
   sitesim replay TRACE.swf --scheduler CREASY --alpha 3000 --estimates exact
+  sitesim replay ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz --jobs 5000:10000 \
+      --utility lee-snavely --scheduler EASY,CONSERVATIVE,PRIORITY,GA
 
 Each scheduler gives one row: utilization, throughput (jobs submitted per hour), mean wait and
 response (minutes), mean slowdown and bounded slowdown (tau = 10 s), the longest wait (hours)
@@ -57,6 +63,12 @@ When the trace records dependencies (SWF field 17: the job a job waited for, as 
 of site-level runs), two more columns give the fractions of jobs submitted before the job they
 depend on ended (Sub.Viol) and started before it started (Ord.Viol): the situations load
 scaling creates and real users never would.
+
+When jobs carry utility functions (an extended SWF trace, or --utility), a second table gives
+the utility earned: the aggregate, the % of start value earned per job (mean and median),
+the utility share of the users (mean, min) and the competitive ratio against EASY on the same
+workload (EASY is run too if not asked for). --uncertainty and --wealth-gini perturb the values
+the schedulers see; the metrics use the true ones (docs/reference/utility.md).
 
 --feedback replays with the users' dependencies kept: a job that depended on an earlier one
 (field 17, or inferred from the trace with --think and --threshold) is submitted its think time
@@ -107,6 +119,21 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="fail at the first impossible job instead of skipping and counting it",
     )
+    add_jobs_option(p)
+    p.add_argument(
+        "--utility",
+        choices=GENERATORS,
+        metavar="GENERATOR",
+        help="give every job a synthetic utility function first, drawn from --seed: "
+        f"{', '.join(GENERATORS)} (as `sitesim utility augment`; default: the trace's own)",
+    )
+    add_utility_shape_options(p, "with --utility: ")
+    p.add_argument(
+        "--seed",
+        type=seed_number,
+        default=1,
+        help="seed of the synthetic utility functions, the inaccuracy draws and the GA (1)",
+    )
     p.add_argument(
         "--uncertainty",
         type=unit_interval,
@@ -156,6 +183,12 @@ def run(args: argparse.Namespace) -> int:
         uncertainty=args.uncertainty,
         wealth_gini=args.wealth_gini,
         cancel_expired=args.cancel_expired,
+        seed=args.seed,
+        start_job=args.jobs[0] if args.jobs else 0,
+        stop_job=args.jobs[1] if args.jobs else None,
+        utility=args.utility,
+        deadline_factor=args.deadline_factor,
+        utility_decay=args.decay,
     )
     results: list[SiteResult] = []
     for config in (base.replace(**s) for s in settings):
@@ -178,8 +211,8 @@ def run(args: argparse.Namespace) -> int:
         if "feedback" in result.workload:
             print(_moved(result))
     if args.out is not None:
-        for config, result in zip(settings, results, strict=True):
-            folder = args.out / config["scheduler"] if len(settings) > 1 else args.out
+        for setting, result in zip(settings, results, strict=True):
+            folder = args.out / setting["scheduler"] if len(settings) > 1 else args.out
             write_outputs(folder, result, trace)
         if len(settings) > 1:
             atomic_write(args.out / RUNS_NAME, csv_text([flat_row(r) for r in results]))

@@ -9,6 +9,7 @@ from typing import Any
 
 from sitesim.commands.arguments import (
     add_scheduler_options,
+    add_utility_shape_options,
     check_out,
     non_negative_float,
     positive_float,
@@ -173,13 +174,7 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="every job carries a Lee & Snavely utility function (docs/reference/utility.md)",
     )
-    p.add_argument(
-        "--deadline-factor",
-        type=positive_float,
-        default=2.0,
-        metavar="F",
-        help="with --utility: a job's value decays over F times a wait (default 2)",
-    )
+    add_utility_shape_options(p, "with --utility: ")
     p.add_argument(
         "--deadline-wait",
         type=non_negative_float,
@@ -214,6 +209,7 @@ def run(args: argparse.Namespace) -> int:
         max_batch_width=args.max_batch_width,
         utility=args.utility,
         deadline_factor=args.deadline_factor,
+        utility_decay=args.decay,
         deadline_wait_min=args.deadline_wait,
         cancel_expired=args.cancel_expired,
     )

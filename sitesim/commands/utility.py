@@ -9,16 +9,24 @@ from typing import Any
 import numpy as np
 
 from sitesim.augment import GENERATORS, augment
-from sitesim.commands.arguments import positive_float, positive_int, seed_number
-from sitesim.models.utility import DECAYS, LeeSnavely
+from sitesim.commands.arguments import (
+    add_jobs_option,
+    add_utility_shape_options,
+    positive_float,
+    positive_int,
+    seed_number,
+)
+from sitesim.models.utility import LeeSnavely
 from sitesim.output import check_output_file
 from sitesim.swf import read_swf, write_swf
 
 EPILOG = """\
 examples:
   sitesim utility augment ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz -o blue-utility.swf
-  sitesim utility augment TRACE.swf --factor 3 --decay step --seed 2 -o out.swf.gz
+  sitesim utility augment TRACE.swf --deadline-factor 3 --decay step --seed 2 -o out.swf.gz
   sitesim utility augment TRACE.swf --generator mix -o robust.swf
+  sitesim utility augment ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz --jobs 5000:10000 \
+      -o blue-5k.swf      # Lee & Snavely's excerpt: job lines 5,000 to 9,999 (0-based)
 
 Each job's utility function is appended to its line after field 18 as "t0 v0 t1 v1 ..."
 (time since submission in seconds, value), and its priority level (0 the highest) is written
@@ -52,9 +60,9 @@ def add_parser(commands: Any) -> None:
     )
     a.add_argument("trace", type=Path, help="SWF trace (.swf or .swf.gz)")
     a.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="output SWF")
+    add_jobs_option(a)
     a.add_argument("--generator", choices=GENERATORS, default="lee-snavely", help="(lee-snavely)")
-    a.add_argument("--factor", type=positive_float, default=2.0, help="deadline factor (2)")
-    a.add_argument("--decay", choices=DECAYS, help="one decay type for every job (a third each)")
+    add_utility_shape_options(a)
     a.add_argument("--levels", type=positive_int, default=4, help="priority levels (4)")
     a.add_argument("--globmax", type=positive_float, default=1.0, help="largest mean value (1)")
     a.add_argument("--seed", type=seed_number, default=1, help="random seed (1)")
@@ -64,7 +72,9 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.output)
     trace = read_swf(args.trace)
-    maker = LeeSnavely(levels=args.levels, factor=args.factor, decay=args.decay,
+    if args.jobs is not None:
+        trace = trace.excerpt(*args.jobs)
+    maker = LeeSnavely(levels=args.levels, factor=args.deadline_factor, decay=args.decay,
                        globmax=args.globmax)  # fmt: skip
     result = augment(trace, generator=args.generator, lee_snavely=maker, seed=args.seed)
     write_swf(args.output, result.data, result.header, result.tails)
