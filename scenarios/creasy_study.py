@@ -29,6 +29,7 @@ from sitesim import scenario
 from sitesim.config import SiteConfig
 from sitesim.report import table
 from sitesim.runner import run
+from sitesim.scenario import pm
 from sitesim.sweeps import paired_differences, summarize_runs, sweep
 
 ALPHAS = [0, 1500, 3000, 4500, 6000]
@@ -82,22 +83,17 @@ def print_alpha_study(study: dict[str, Any]) -> None:
     print(table(
         ("Users", "alpha", "n", "Utilization", "Jobs/h", "Jobs/session", "Avg.Response(min)",
          "Avg.Slowdown"),
-        [[r["users"], r["alpha"], r["n"], *(_pm(r, m) for m in SHOWN[1:2]),
-          _pm(r, "throughput_per_h"), *(_pm(r, m) for m in SHOWN[2:])]
+        [[r["users"], r["alpha"], r["n"], *(pm(r, m) for m in SHOWN[1:2]),
+          pm(r, "throughput_per_h"), *(pm(r, m) for m in SHOWN[2:])]
          for r in study["summary"]],
     ))  # fmt: skip
     print("\nrelative to EASY (alpha = 0), paired by seed, %:")
     print(table(
         ("Users", "alpha", "Jobs/h", "Jobs/session", "Utilization", "Response", "Slowdown"),
-        [[r["users"], r["alpha"], *(_pm(r, f"{m}_rel_pct", "+.1f") for m in
+        [[r["users"], r["alpha"], *(pm(r, f"{m}_rel_pct", "+.1f") for m in
           ("throughput_per_h", "jobs_per_session", "utilization", "response_mean_min",
            "slowdown_mean"))] for r in study["relative"]],
     ))  # fmt: skip
-
-
-def _pm(row: dict[str, Any], key: str, spec: str = ".3g") -> str:
-    half = row.get(f"{key}_ci95", float("nan"))
-    return f"{row[key]:{spec}}" + (f" ± {half:.2g}" if half == half else "")
 
 
 def by_class(study: dict[str, Any], users: int) -> list[dict[str, Any]]:
@@ -189,9 +185,9 @@ def print_factor_study(study: dict[str, Any]) -> None:
         ("Setting", "Target", "Users", "EASY util.", "EASY resp.(min)", "Jobs/h gain(%)",
          "Jobs/session gain(%)", "Response(%)", "Slowdown(%)"),
         [[g["setting"], g["target"], g["users"], g["easy_utilization"],
-          g["easy_response_mean_min"], _pm(g, "throughput_per_h_rel_pct", "+.2f"),
-          _pm(g, "jobs_per_session_rel_pct", "+.2f"), _pm(g, "response_mean_min_rel_pct", "+.1f"),
-          _pm(g, "slowdown_mean_rel_pct", "+.1f")] for g in study["gains"]],
+          g["easy_response_mean_min"], pm(g, "throughput_per_h_rel_pct", "+.2f"),
+          pm(g, "jobs_per_session_rel_pct", "+.2f"), pm(g, "response_mean_min_rel_pct", "+.1f"),
+          pm(g, "slowdown_mean_rel_pct", "+.1f")] for g in study["gains"]],
     ))  # fmt: skip
 
 

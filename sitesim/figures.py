@@ -74,6 +74,25 @@ def lines_with_ci(
                     capsize=3, label=label.format(level), **style)  # fmt: skip
 
 
+def bars_with_ci(
+    ax: Any, rows: Sequence[dict[str, Any]], x: str, y: str, by: str, *, scale: float = 1.0
+) -> None:
+    """Grouped bars: per level of ``x`` (groups, in order), one bar per level of ``by``, of
+    ``y`` (× ``scale``) with its 95 % interval (``<y>_ci95``) as error bars."""
+    groups = list(dict.fromkeys(row[x] for row in rows))
+    levels = list(dict.fromkeys(row[by] for row in rows))
+    width = 0.8 / len(levels)
+    for k, level in enumerate(levels):
+        found = {row[x]: row for row in rows if row[by] == level}
+        at = [g for g, group in enumerate(groups) if group in found]
+        ys = [scale * found[groups[g]][y] for g in at]
+        ci = [scale * found[groups[g]].get(f"{y}_ci95", np.nan) for g in at]
+        ax.bar(np.array(at) + (k - (len(levels) - 1) / 2) * width, ys, width, label=str(level),
+               yerr=None if all(np.isnan(ci)) else ci, capsize=2)  # fmt: skip
+    ax.set_xticks(range(len(groups)), [str(g) for g in groups], rotation=30, ha="right",
+                  fontsize=8)  # fmt: skip
+
+
 def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
     """Experiment 1: signed prediction error of the open replay against user count, one panel
     per direction and metric, one line per horizon."""

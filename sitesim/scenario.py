@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sitesim.commands.arguments import add_executor_options, check_out, progress_report, seed_number
+from sitesim.config import RunConfig
 from sitesim.errors import SitesimError
 from sitesim.executors import execute_all
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.progress import ProgressBar
 from sitesim.report import csv_text
+from sitesim.runner import run
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -88,6 +90,17 @@ def run_all(
             results[k] = result
             report(len(results), len(tasks))
     return [results[k] for k in range(len(tasks))]
+
+
+def summary_row(config: RunConfig) -> dict[str, Any]:
+    """Run one configuration (a worker's task) and give its summary as a flat row."""
+    return run(config).summary.as_dict()
+
+
+def pm(row: dict[str, Any], key: str, spec: str = ".3g") -> str:
+    """``row[key]`` with the half-width of its 95 % interval (``key_ci95``) when known."""
+    half = row.get(f"{key}_ci95", float("nan"))
+    return f"{row[key]:{spec}}" + (f" ± {half:.2g}" if half == half else "")
 
 
 def publish(

@@ -42,7 +42,7 @@ from sitesim.output import atomic_write, check_output_folder, to_json
 from sitesim.profile import read_profile
 from sitesim.report import RESULTS_NAME, RUNS_NAME, csv_text, results_document, write_outputs
 from sitesim.schedulers import REGISTRY, parameters
-from sitesim.swf import read_swf
+from sitesim.swf import read_swf, read_swf_cached
 from sitesim.trace_replay import run_replay
 
 #: Files of a sweep's output folder (beside runs.csv, :data:`sitesim.report.RUNS_NAME`).
@@ -227,7 +227,7 @@ def execute(task: Task) -> Outcome:
         config = RunConfig.from_dict(task.config, where=task.name)
         trace = None
         if isinstance(config, ReplayConfig):  # read here: the outputs copy fields from it
-            trace = read_swf(config.trace)
+            trace = read_swf_cached(config.trace)
             result = run_replay(config, trace=trace)
         else:
             result = runner.run(config)

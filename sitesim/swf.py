@@ -10,6 +10,7 @@ Every malformed line is an error naming ``file:line`` and the field.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import io
@@ -133,6 +134,30 @@ def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
     _validate(name, text, data)
     sha256 = hashlib.sha256(raw).hexdigest()
     return SWFTrace(name=name, header=header, data=data, tails=tails, sha256=sha256)
+
+
+def read_swf_cached(path: str | os.PathLike[str]) -> SWFTrace:
+    """:func:`read_swf`, remembering the last traces read in this process (a sweep's worker
+    replays one trace many times). The file is read again when its size or modification time
+    changes; the cached job array is read-only.
+
+    Raises:
+        SitesimError: the file cannot be read.
+        SWFFormatError: a line is malformed.
+    """
+    name = os.fspath(path)
+    try:
+        stat = os.stat(name)
+    except OSError:
+        return read_swf(name)  # the error names the file
+    return _read_cached(name, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=2)
+def _read_cached(name: str, size: int, mtime_ns: int) -> SWFTrace:
+    trace = read_swf(name)
+    trace.data.setflags(write=False)
+    return trace
 
 
 def _read_bytes(name: str) -> bytes:

@@ -18,7 +18,7 @@ from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
 from sitesim.schedulers import Scheduler, create, registered
 from sitesim.site import Site, SiteResult
-from sitesim.swf import SWFTrace, read_swf
+from sitesim.swf import SWFTrace, read_swf, read_swf_cached
 
 DAY = 86_400.0
 Progress = Callable[[float], None]
@@ -110,7 +110,7 @@ def run_replay(
         progress: called with the fraction of the submit span simulated so far.
     """
     if trace is None:
-        trace = read_swf(config.trace)
+        trace = read_swf_cached(config.trace)
     if config.trace_sha256 is not None and config.trace_sha256 != trace.sha256:
         raise ConfigError(
             f"trace {config.trace} has changed since the run: its sha256 is {trace.sha256}, "

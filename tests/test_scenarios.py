@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import trace_path
+
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
 
@@ -27,7 +29,8 @@ def quick(name: str, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]
 
 
 TESTED = {"validate_users", "open_vs_closed", "violations", "load_curves", "feedback_replay",
-          "teaching_demo", "creasy_study"}  # fmt: skip
+          "teaching_demo", "creasy_study", "utility_lee_snavely", "utility_robustness",
+          "utility_site"}  # fmt: skip
 
 
 def test_every_scenario_is_tested():
@@ -113,3 +116,51 @@ def test_creasy_study_quick(tmp_path):
     alphas = {row["alpha"] for row in data["part1"]["summary"]}
     assert alphas == {0, 1500, 3000, 4500, 6000}
     assert len(list(tmp_path.glob("part*.png"))) == 4
+
+
+def _same_jobs_for_every_scheduler(runs, keys):  # type: ignore[no-untyped-def]
+    """In an open replay every scheduler gets the same jobs with the same true functions."""
+    possible: dict[tuple, set] = {}  # type: ignore[type-arg]
+    for row in runs:
+        possible.setdefault(tuple(row[k] for k in keys), set()).add(row["utility_possible"])
+    assert all(len(values) == 1 for values in possible.values())
+
+
+def test_utility_lee_snavely_quick(tmp_path):
+    trace_path("SDSC-BLUE-2000-4.2-cln.swf.gz")
+    data = quick("utility_lee_snavely", tmp_path)
+    runs = data["runs"]
+    assert {r["scheduler"] for r in runs} == {"EASY", "CONSERVATIVE", "PRIORITY", "GA"}
+    assert all(r["utility_jobs"] > 250 for r in runs)
+    assert all(r["competitive_ratio"] == 1.0 for r in runs if r["scheduler"] == "EASY")
+    _same_jobs_for_every_scheduler(runs, ("setting", "seed"))
+    baseline = {r["seed"]: r["utility_possible"] for r in runs if r["setting"] == "baseline"}
+    assert len(set(baseline.values())) == 2  # each seed its own functions
+    assert (tmp_path / "competitive_ratio.png").exists()
+
+
+def test_utility_robustness_quick(tmp_path):
+    trace_path("SDSC-BLUE-2000-4.2-cln.swf.gz")
+    data = quick("utility_robustness", tmp_path)
+    load = {name: regime["offered_load"] for name, regime in data["regimes"].items()}
+    assert load["extreme"] == pytest.approx(2 * load["loaded"]) and load["light"] < load["loaded"]
+    runs = data["runs"]
+    _same_jobs_for_every_scheduler(runs, ("regime", "seed"))
+    # FCFS+EASY ignores the values users state: inaccuracy cannot change what it earns
+    easy: dict[tuple, set] = {}  # type: ignore[type-arg]
+    for row in runs:
+        if row["scheduler"] == "FCFS+EASY":
+            easy.setdefault((row["regime"], row["seed"]), set()).add(row["utility_total"])
+    assert all(len(values) == 1 for values in easy.values())
+    assert len(list(tmp_path.glob("*.png"))) == 2
+
+
+def test_utility_site_quick(tmp_path):
+    data = quick("utility_site", tmp_path)
+    labels = {r["scheduler"] for r in data["summary"]}
+    assert labels == {"EASY", "CONSERVATIVE", "PRIORITY", "GA", "PRIO static", "PRIO demand",
+                      "FIRSTPRICE"}  # fmt: skip
+    assert all(r["competitive_ratio"] == 1.0 for r in data["runs"] if r["scheduler"] == "EASY")
+    assert all(r["utility_jobs"] > 0 and r["throughput_per_h"] > 0 for r in data["runs"])
+    kept = [r for r in data["runs"] if not r["cancel_expired"]]
+    assert all(r["jobs_cancelled"] == 0 for r in kept)

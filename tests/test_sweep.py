@@ -246,8 +246,8 @@ def test_competitive_ratios_against_easy_with_the_same_seed_and_levels():
         row("GA", 0.9, 1, 5.0, mutation=0.2),  # EASY earned nothing: no ratio
         row("GA", 0.7, 1, 5.0, mutation=0.2),  # no EASY run: no ratio
     ]  # fmt: skip
-    ratios = [r["competitive_ratio"] for r in with_competitive_ratios(rows, ["scheduler", "load",
-                                                                             "mutation"])]  # fmt: skip
+    filled = with_competitive_ratios(rows, ["scheduler", "load", "mutation"])
+    ratios = [r["competitive_ratio"] for r in filled]
     assert ratios[:5] == [1.0, 1.0, pytest.approx(math.nan, nan_ok=True), 1.5, 0.5]
     assert all(math.isnan(r) for r in ratios[5:])
 
