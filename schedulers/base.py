@@ -103,6 +103,7 @@ class Scheduler(ABC):
     def use_seed(self, seed: int) -> None:
         """Called with the run's seed before a configured run; a scheduler that draws random
         numbers derives its stream from it, so that replications differ (none by default)."""
+        del seed  # the deterministic schedulers draw nothing
 
     def params(self) -> dict[str, Any]:
         """The scheduler's parameters, stored with every result."""

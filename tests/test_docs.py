@@ -94,14 +94,21 @@ def test_console_examples_print_what_the_docs_show(
     if "../shared/traces" in command and not TRACES.exists():
         pytest.skip(f"example reads a real trace; {TRACES} is absent")
     args = command.split()[1:]
-    if "--out" in args:  # keep the project folder clean
-        args[args.index("--out") + 1] = str(tmp_path / "out")
+    written = {}
+    for flag in ("--out", "-o"):  # keep the project folder clean
+        if flag in args:
+            k = args.index(flag) + 1
+            written[str(tmp_path / flag.strip("-"))], args[k] = (
+                args[k],
+                str(tmp_path / flag.strip("-")),
+            )
     from sitesim.cli import main
 
     assert main(args) == 0
     captured = capsys.readouterr()
     actual = captured.err.splitlines() + captured.out.splitlines()
-    actual = [line.replace(str(tmp_path / "out"), "runs/sp2") for line in actual]
+    for path, shown in written.items():
+        actual = [line.replace(path, shown) for line in actual]
     assert matches(expected, actual), "\n".join(actual)
 
 
@@ -111,3 +118,26 @@ def test_ci_runs_the_readme_setup_commands():
     for block in SETUP.findall(readme.split("## Set-up")[1].split("\n## ")[0]):
         for command in block.strip().splitlines():
             assert command in ci, f".ci/run does not run the README's set-up command: {command}"
+
+
+def test_the_configuration_reference_names_every_setting():
+    from sitesim.config import ReplayConfig, SiteConfig
+
+    page = (ROOT / "docs" / "reference" / "config.md").read_text()
+    missing = [name for cls in (SiteConfig, ReplayConfig) for name in cls.settings()
+               if f"`{name}`" not in page]  # fmt: skip
+    assert not missing, f"docs/reference/config.md does not describe {missing}"
+
+
+def test_the_metrics_reference_names_every_summary_field():
+    from sitesim.metrics import Summary
+
+    page = (ROOT / "docs" / "reference" / "metrics.md").read_text()
+    fields = list(Summary.fields())
+    covered = {name for name in fields if f"`{name}`" in page}
+    for first, last in re.findall(r"`(\w+)` … `(\w+)`", page):  # a range, in Summary's order
+        covered |= set(fields[fields.index(first) : fields.index(last) + 1])
+    for prefix in re.findall(r"`(\w+_)…`", page):  # every field of a prefix
+        covered |= {name for name in fields if name.startswith(prefix)}
+    missing = [name for name in fields if name not in covered]
+    assert not missing, f"docs/reference/metrics.md does not describe {missing}"
