@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from sitesim import scenario
-from sitesim.commands.arguments import positive_int
 from sitesim.config import ReplayConfig
 from sitesim.report import table
 from sitesim.scenario import pm
@@ -59,21 +58,15 @@ UTILITY = ("utility_total", "competitive_ratio", "utility_earned_mean_pct",
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = scenario.parser(__doc__)
-    p.add_argument("--seeds", type=positive_int, help="augmentations (default 3; --quick 2)")
-    args = scenario.parse(p, argv)
+    args = scenario.parse(scenario.parser(__doc__, replications=(3, 2)), argv)
     timer = scenario.Timer()
-    found = [TRACES / name for name in CHOICES if (TRACES / name).exists()]
-    if not found:
-        print(f"needs {' or '.join(CHOICES)} in {TRACES}", file=sys.stderr)
+    trace = scenario.real_trace(TRACES, CHOICES)
+    if trace is None:
         return 2
-    trace = found[0]
-    if trace.name != CHOICES[0]:
-        print(f"{CHOICES[0]} not found in {TRACES}: using {trace.name} instead")
     start, stop = QUICK_JOBS if args.quick else JOBS
     base = ReplayConfig(trace=str(trace), start_job=start, stop_job=stop, utility="lee-snavely")
     settings = {k: v for k, v in SETTINGS.items() if not args.quick or k in QUICK_SETTINGS}
-    seeds = scenario.seeds(args, args.seeds or (2 if args.quick else 3))
+    seeds = scenario.seeds(args)
     labels = [(setting, scheduler, seed) for setting in settings for seed in seeds
               for scheduler in SCHEDULERS]  # fmt: skip
     labels.sort(key=lambda label: label[1] != "GA")  # the longest runs first

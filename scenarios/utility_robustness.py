@@ -16,7 +16,7 @@ min, max), with 95 % intervals by Student's t (docs/results/utility-robustness.m
     python scenarios/utility_robustness.py [--quick] [--out DIR] [--seed S] [--seeds N]
                                            [--serial | --workers N | --dask ...]
 
---quick uses windows of 300 jobs, three uncertainty levels, two wealth levels and two seeds.
+--quick uses windows of 300 jobs, three uncertainty levels, one wealth level and two seeds.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 
 from sitesim import scenario
-from sitesim.commands.arguments import positive_int
 from sitesim.config import ReplayConfig
 from sitesim.report import table
 from sitesim.scenario import pm
@@ -46,9 +45,9 @@ SCHEDULERS: dict[str, tuple[str, dict[str, Any]]] = {
     "PRIO demand": ("PRIO", {"levels": "demand"}),
     "FirstPrice": ("FIRSTPRICE", {}),
 }
-FULL = {"window": 2000, "seeds": 5, "uncertainty": [0.0, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0],
+FULL = {"window": 2000, "uncertainty": [0.0, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0],
         "wealth_gini": [0.2, 0.4, 0.6, 0.8, 1.0]}  # fmt: skip
-QUICK = {"window": 300, "seeds": 2, "uncertainty": [0.0, 0.5, 1.0], "wealth_gini": [0.6]}
+QUICK = {"window": 300, "uncertainty": [0.0, 0.5, 1.0], "wealth_gini": [0.6]}
 SHOWN = ("competitive_ratio", "utility_share_mean", "utility_share_min", "utility_share_max",
          "utility_earned_mean_pct", "utility_total", "jobs_cancelled", "wait_mean_min",
          "utilization")  # fmt: skip
@@ -78,18 +77,12 @@ def regimes(trace: SWFTrace, procs: int, window: int) -> dict[str, dict[str, Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = scenario.parser(__doc__)
-    p.add_argument("--seeds", type=positive_int, help="replications (default 5; --quick 2)")
-    args = scenario.parse(p, argv)
+    args = scenario.parse(scenario.parser(__doc__, replications=(5, 2)), argv)
     timer = scenario.Timer()
     grid = QUICK if args.quick else FULL
-    found = [TRACES / name for name in CHOICES if (TRACES / name).exists()]
-    if not found:
-        print(f"needs one of {', '.join(CHOICES)} in {TRACES}", file=sys.stderr)
+    path = scenario.real_trace(TRACES, CHOICES)
+    if path is None:
         return 2
-    path = found[0]
-    if path.name != CHOICES[0]:
-        print(f"{CHOICES[0]} not found in {TRACES}: using {path.name} instead")
     trace = read_swf(path)
     chosen = regimes(trace, machine_size(trace, None), grid["window"])
     for name, regime in chosen.items():
@@ -99,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     inaccuracy = [("uncertainty", k) for k in grid["uncertainty"]] + [
         ("wealth_gini", k) for k in grid["wealth_gini"]
     ]
-    seeds = scenario.seeds(args, args.seeds or grid["seeds"])
+    seeds = scenario.seeds(args)
     labels = [(regime, model, k, label, seed) for regime in chosen for model, k in inaccuracy
               for label in SCHEDULERS for seed in seeds]  # fmt: skip
     configs = [

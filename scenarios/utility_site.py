@@ -24,15 +24,14 @@ import sys
 from typing import Any
 
 from sitesim import scenario
-from sitesim.commands.arguments import positive_int
 from sitesim.config import SiteConfig
 from sitesim.report import table
 from sitesim.scenario import pm
 from sitesim.sweeps import sweep
 
 SCHEDULERS = ["EASY", "CONSERVATIVE", "PRIORITY", "GA", "PRIO", "FIRSTPRICE"]
-FULL = {"users": [20, 40], "days": 91.0, "warmup_days": 7.0, "seeds": 5}
-QUICK = {"users": [6], "days": 14.0, "warmup_days": 2.0, "seeds": 2}
+FULL = {"users": [20, 40], "days": 91.0, "warmup_days": 7.0}
+QUICK = {"users": [6], "days": 14.0, "warmup_days": 2.0}
 
 
 def label(row: dict[str, Any]) -> str:
@@ -41,15 +40,13 @@ def label(row: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = scenario.parser(__doc__)
-    p.add_argument("--seeds", type=positive_int, help="replications (default 5; --quick 2)")
-    args = scenario.parse(p, argv)
+    args = scenario.parse(scenario.parser(__doc__, replications=(5, 2)), argv)
     timer = scenario.Timer()
     grid = QUICK if args.quick else FULL
     base = SiteConfig(days=grid["days"], warmup_days=grid["warmup_days"], utility=True)
     factors = {"users": grid["users"], "cancel_expired": [False, True],
                "scheduler": SCHEDULERS, "levels": ["static", "demand"]}  # fmt: skip
-    seeds = scenario.seeds(args, args.seeds or grid["seeds"])
+    seeds = scenario.seeds(args)
     with scenario.progress("site-level utility", "runs") as report:
         result = sweep(base, factors, seeds=seeds, executor=args.executor, workers=args.workers,
                        dask_address=args.dask, progress=report)  # fmt: skip

@@ -8,13 +8,20 @@ the executor options of sweeps (``--serial``, ``--workers N``, ``--dask ...``).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sitesim.commands.arguments import add_executor_options, check_out, progress_report, seed_number
+from sitesim.commands.arguments import (
+    add_executor_options,
+    check_out,
+    positive_int,
+    progress_report,
+    seed_number,
+)
 from sitesim.config import RunConfig
 from sitesim.errors import SitesimError
 from sitesim.executors import execute_all
@@ -27,8 +34,11 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
-def parser(doc: str | None) -> argparse.ArgumentParser:
-    """The standard options of an experiment script; ``doc`` is its module docstring."""
+def parser(
+    doc: str | None, *, replications: tuple[int, int] | None = None
+) -> argparse.ArgumentParser:
+    """The standard options of an experiment script; ``doc`` is its module docstring. With
+    ``replications`` (the default count, and that of ``--quick``), ``--seeds N`` too."""
     text = doc or ""
     p = argparse.ArgumentParser(
         description=text.split("\n\n")[0],
@@ -39,6 +49,14 @@ def parser(doc: str | None) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, metavar="DIR", help="write JSON, CSV and figures here")
     p.add_argument("--seed", type=seed_number, default=1, help="the first seed (default 1)")
     add_executor_options(p)
+    if replications is not None:
+        full, quick = replications
+        p.add_argument(
+            "--seeds",
+            type=positive_int,
+            help=f"replications (default {full}; --quick {quick})",
+        )
+        p.set_defaults(replications=replications)
     return p
 
 
@@ -55,9 +73,25 @@ def executor_argv(args: argparse.Namespace) -> list[str]:
     return chosen + (["--workers", str(args.workers)] if args.workers else [])
 
 
-def seeds(args: argparse.Namespace, count: int) -> list[int]:
-    """``count`` replication seeds from ``--seed`` on."""
+def seeds(args: argparse.Namespace, count: int | None = None) -> list[int]:
+    """``count`` replication seeds from ``--seed`` on (None: as ``--seeds`` and the parser's
+    ``replications`` say)."""
+    if count is None:
+        full, quick = args.replications
+        count = args.seeds or (quick if args.quick else full)
     return list(range(args.seed, args.seed + count))
+
+
+def real_trace(folder: Path, choices: Sequence[str]) -> Path | None:
+    """The first of ``choices`` present in ``folder`` (saying so when it is not the first);
+    None, with a message, when none is."""
+    for name in choices:
+        if (folder / name).exists():
+            if name != choices[0]:
+                print(f"{choices[0]} not found in {folder}: using {name} instead")
+            return folder / name
+    print(f"needs one of {', '.join(choices)} in {folder}", file=sys.stderr)
+    return None
 
 
 @contextmanager
