@@ -120,6 +120,8 @@ def figure(summary, path):  # type: ignore[no-untyped-def]
     rows = [row for row in summary if row["scheduler"] != "EASY"]
     bars_with_ci(ax, rows, "setting", "competitive_ratio", "scheduler")
     ax.axhline(1.0, color="k", lw=0.8)
+    lows = [row["competitive_ratio"] - row["competitive_ratio_ci95"] for row in rows]
+    ax.set_ylim(bottom=max(0.0, min((x for x in lows if x == x), default=1.0) - 0.05))
     ax.set_ylabel("aggregate utility / EASY's")
     ax.set_title("Lee & Snavely utility functions: competitive ratio against EASY", fontsize=10)
     ax.grid(alpha=0.3, axis="y")

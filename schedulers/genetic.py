@@ -12,19 +12,22 @@ backfilling rules, unchanged). utility.md §4:
   jobs (a child is mutated with probability ``mutation``); the best order seen is kept;
 - seeded: the same seed and the same passes give the same schedule.
 
-**Fitness (a documented approximation).** The spec's fitness is the aggregate stated utility
-of the waiting jobs "if EASY scheduled them in that order". Simulating EASY for each of the
-2,000 orders a pass evaluates costs milliseconds each in Python, far over the 100 ms a pass may
-take. The fitness here estimates each job's completion from the order in the fluid limit: the
-jobs of the order's leading run that fit in the free processors start now (completion now +
-estimate); every later job completes at now + max(estimate, W / N), where W is the work (size ×
-estimate) of the running jobs' remaining estimates and of every job up to it in the order, and
-N the machine size. It is computed for the whole population at once with NumPy. The order it
-favours is then scheduled by EASY for real (docs/background/decisions.md).
+**Fitness.** The spec's fitness is the aggregate stated utility of the waiting jobs "if EASY
+scheduled them in that order": :class:`EasyPlan` (``fitness="easy"``) simulates exactly that,
+one order at a time, at milliseconds per order, seconds per pass over a long queue. The
+default, :class:`Fitness` (``fitness="fluid"``), estimates each job's completion from the order
+in the fluid limit: the jobs of the order's leading run that fit in the free processors start
+now (completion now + estimate); every later job completes at now + max(estimate, W / N), where
+W is the work (size × estimate) of the running jobs' remaining estimates and of every job up to
+it in the order, and N the machine size. It is computed for the whole population at once with
+NumPy, within the 100 ms a pass may take. Either way, the order found is then scheduled by
+EASY for real (docs/background/decisions.md).
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from typing import Any
 
 import numpy as np
@@ -47,6 +50,8 @@ class GA(EASY):
         population: orders per generation (20).
         generations: generations per pass (100).
         mutation: probability that a child has two of its jobs swapped.
+        fitness: ``fluid`` (the fast estimate, default) or ``easy`` (the spec's: EASY simulated
+            on the waiting jobs in each order; exact, and orders of magnitude slower).
         seed: the GA's random stream; in a configured run it is combined with the run's seed
             (:meth:`use_seed`), so replications evolve differently.
     """
@@ -54,13 +59,20 @@ class GA(EASY):
     name = "GA"
 
     def __init__(
-        self, population: int = 20, generations: int = 100, mutation: float = 0.5, seed: int = 1
+        self,
+        population: int = 20,
+        generations: int = 100,
+        mutation: float = 0.5,
+        seed: int = 1,
+        fitness: str = "fluid",
     ) -> None:
         require(population >= 6, f"population must be >= 6 (4 seeded orders), got {population}")
         require(generations >= 0, f"generations must be >= 0, got {generations}")
         require(0 <= mutation <= 1, f"mutation must be in [0, 1], got {mutation}")
         require(seed >= 0, f"seed must be >= 0, got {seed}")
+        require(fitness in FITNESS, f"fitness must be one of {', '.join(FITNESS)}, got {fitness!r}")
         super().__init__()
+        self.fitness = fitness
         self.population = int(population)
         self.generations = int(generations)
         self.mutation = float(mutation)
@@ -90,7 +102,7 @@ class GA(EASY):
         """The best order found (indices into ``queue``)."""
         n, rng = len(queue), self.rng
         procs = free + sum(size for _, _, size in self._running)
-        fitness = Fitness(queue, now, free, procs, self._running)
+        fitness = FITNESS[self.fitness](queue, now, free, procs, self._running)
         population = self.initial(queue, fitness, n)
         scores = fitness(population)
         best = int(np.argmax(scores))
@@ -131,6 +143,7 @@ class GA(EASY):
             "generations": self.generations,
             "mutation": self.mutation,
             "seed": self.seed,
+            "fitness": self.fitness,
         }
 
     def stats(self) -> dict[str, Any]:
@@ -163,7 +176,8 @@ class Fitness:
         self.estimate = np.array([job.estimate for job in queue])
         self.submit = np.array([job.submit for job in queue])
         self.now, self.free, self.procs = now, free, max(procs, 1)
-        self.busy = sum(size * max(end - now, 0.0) for end, _, size in running)
+        self.running = [(end, size) for end, _, size in running]
+        self.busy = sum(size * max(end - now, 0.0) for end, size in self.running)
         rows = np.arange(len(queue))
         #: stated value of each job if it started now, and its node-hours
         self.current = self.columns.evaluate(rows, now + self.estimate - self.submit)
@@ -176,3 +190,60 @@ class Fitness:
         end = self.now + np.where(fits_now, estimate, np.maximum(estimate, work / self.procs))
         value = self.columns.evaluate(orders, end - self.submit[orders])
         return value.sum(axis=1)
+
+
+class EasyPlan(Fitness):
+    """The spec's fitness: the aggregate stated utility the waiting jobs would earn if EASY
+    scheduled them in the order, simulated with their estimates from the running jobs'
+    estimated ends (no arrivals)."""
+
+    def __call__(self, orders: np.ndarray) -> np.ndarray:
+        ends = np.array([self._completions(order.tolist()) for order in orders])
+        rows = np.broadcast_to(np.arange(orders.shape[1]), orders.shape)
+        return self.columns.evaluate(rows, ends - self.submit).sum(axis=1)
+
+    def _completions(self, order: list[int]) -> np.ndarray:
+        size, estimate = self.size, self.estimate
+        now, free = self.now, self.free
+        running = [(max(end, now), s) for end, s in self.running]
+        heapq.heapify(running)
+        end = np.empty(len(order))
+        waiting = order
+        while waiting:
+            while waiting and size[waiting[0]] <= free:  # the head starts while it fits
+                j = waiting.pop(0)
+                end[j] = now + estimate[j]
+                free -= int(size[j])
+                heapq.heappush(running, (end[j], int(size[j])))
+            if waiting:  # the head's reservation, then backfilling around it
+                shadow, extra = reservation(running, free, int(size[waiting[0]]))
+                kept = waiting[:1]
+                for j in waiting[1:]:
+                    fits = size[j] <= free
+                    if fits and (now + estimate[j] <= shadow or size[j] <= extra):
+                        if now + estimate[j] > shadow:
+                            extra -= int(size[j])
+                        end[j] = now + estimate[j]
+                        free -= int(size[j])
+                        heapq.heappush(running, (end[j], int(size[j])))
+                    else:
+                        kept.append(j)
+                waiting = kept
+                now, released = heapq.heappop(running)  # the next end
+                free += released
+                while running and running[0][0] <= now:
+                    free += heapq.heappop(running)[1]
+        return end
+
+
+def reservation(running: list[tuple[float, int]], free: int, need: int) -> tuple[float, int]:
+    """EASY's shadow time for ``need`` processors given the running jobs' (end, size), and the
+    processors free then beyond the need."""
+    for end, size in sorted(running):
+        free += size
+        if free >= need:
+            return end, free - need
+    return math.inf, 0
+
+
+FITNESS = {"fluid": Fitness, "easy": EasyPlan}

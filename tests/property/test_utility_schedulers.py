@@ -54,6 +54,7 @@ def fast_ga(seed: int = 1) -> GA:
 SCHEDULERS = {
     "PRIORITY": PriorityFIFO, "FIRSTPRICE": FirstPrice, "PRIO": PRIO,
     "PRIO demand": lambda: PRIO(levels="demand"), "GA": fast_ga,
+    "GA easy": lambda: GA(generations=4, fitness="easy"),
 }  # fmt: skip
 
 
