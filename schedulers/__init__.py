@@ -21,6 +21,7 @@ from .base import Scheduler, scheduler_label, shadow_time
 from .conservative import Conservative
 from .creasy import CREASY
 from .genetic import GA
+from .planning import DynP, Planning
 from .queue_order import EASY, FCFS, LJF, SCDF, SJF, PriorityFIFO
 from .utility import PRIO, FirstPrice
 
@@ -39,6 +40,8 @@ REGISTRY: dict[str, type[Scheduler]] = {
         PRIO,
         FirstPrice,
         GA,
+        Planning,
+        DynP,
     )
 }
 
@@ -74,7 +77,7 @@ def create(name: str, **params: Any) -> Scheduler:
 
 
 __all__ = [
-    "CREASY", "EASY", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF", "Conservative",
-    "FirstPrice", "PriorityFIFO", "Scheduler",
+    "CREASY", "EASY", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF",
+    "Conservative", "DynP", "FirstPrice", "Planning", "PriorityFIFO", "Scheduler",
     "create", "parameters", "registered", "scheduler_label", "shadow_time",
 ]  # fmt: skip
