@@ -14,6 +14,9 @@ event per batch.
 
 Every job records the job it depended on, the last-submitted job of the previous batch of the
 same session, and the think time since that job's end (SWF fields 17 and 18).
+
+A third kind, ``"synthetic"``, takes no profile and gets no feedback: the Poisson workload of
+experiment 5 (:mod:`sitesim.models.synthetic`), spread over the users.
 """
 
 from __future__ import annotations
@@ -33,14 +36,16 @@ from .cycles import ActivityCycle, CycleShares
 from .dynamics import PCONT_A, PCONT_B, SessionDynamics, check_pcont
 from .streams import stream
 from .submittal import Submittal
+from .synthetic import SyntheticUser, SyntheticWorkload
 from .utility import LeeSnavely
 from .workpool import EstimateModel, Workpool
 
 if TYPE_CHECKING:
-    from sitesim.site import Site
+    from sitesim.site import Site, User
 
 ProcessGenerator = Generator[Event, Any, Any]
-UserKind = Literal["static", "complete"]
+UserKind = Literal["static", "complete", "synthetic"]
+USER_KINDS = ("complete", "static", "synthetic")
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,9 @@ class UserModel:
     """Everything that defines the simulated users of a site-level run.
 
     Attributes:
-        kind: ``"complete"`` (session dynamics and activity cycles) or ``"static"``.
+        kind: ``"complete"`` (session dynamics and activity cycles), ``"static"``, or
+            ``"synthetic"`` (the Poisson workload of experiment 5; of the settings below only
+            ``estimates``, exact or factor, and ``synthetic`` apply to it).
         pcont_a, pcont_b: p_cont(r) = a / (b r + 1), r in minutes.
         cycles: shares of day and weekday workers, largest personal shift.
         estimates: how users estimate runtimes.
@@ -59,6 +66,7 @@ class UserModel:
         utility: give every job a Lee & Snavely utility function (None: no values).
         deadline_wait: the wait (seconds) its deadline is a multiple of; None draws it from the
             profile's recorded waits, per job.
+        synthetic: the configuration and offered load of the synthetic workload.
     """
 
     kind: UserKind = "complete"
@@ -71,11 +79,12 @@ class UserModel:
     max_batch_width: int | None = None
     utility: LeeSnavely | None = None
     deadline_wait: float | None = None
+    synthetic: SyntheticWorkload = field(default_factory=SyntheticWorkload)
 
     def __post_init__(self) -> None:
         require(
-            self.kind in ("static", "complete"),
-            f"user model must be 'static' or 'complete', got {self.kind!r}",
+            self.kind in USER_KINDS,
+            f"user model must be 'complete', 'static' or 'synthetic', got {self.kind!r}",
         )
         check_pcont(self.pcont_a, self.pcont_b)
         require(
@@ -86,19 +95,40 @@ class UserModel:
             self.max_batch_width is None or self.max_batch_width >= 1,
             f"largest batch width must be >= 1 (or none), got {self.max_batch_width}",
         )
+        if self.kind == "synthetic":
+            self._check_synthetic()
+
+    def _check_synthetic(self) -> None:
+        """The workload settings the synthetic model cannot honour are refused, not ignored
+        (the session-behaviour settings, like a static user's, simply do not apply)."""
+        refused = (
+            (self.estimates.kind == "ratio", "estimates = ratio (no profile ratios; use exact "
+             "or factor:F)"),
+            (self.correlated, "correlated = true (its classes set sizes and runtimes)"),
+            (self.runtime_scale != 1.0, "a runtime_scale other than 1 (set the offered load)"),
+            (self.max_batch_width is not None, "a max_batch_width (it submits no batches)"),
+            (self.utility is not None, "utility = true (no profile waits to set deadlines)"),
+        )  # fmt: skip
+        for set_, what in refused:
+            require(not set_, f"the synthetic model does not take {what}")
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["estimates"] = str(self.estimates)
         return data
 
-    def users(
-        self, count: int, profile: WorkloadProfile, procs: int, seed: int
-    ) -> list[StaticUser]:
-        """Users 1..count of this model."""
+    def users(self, count: int, profile: WorkloadProfile, procs: int, seed: int) -> list[User]:
+        """Users 1..count of this model (the synthetic model does not use ``profile``)."""
         require(count >= 1, f"users must be >= 1, got {count}")
+        ids = range(1, count + 1)
+        if self.kind == "synthetic":
+            workload, estimates = self.synthetic, self.estimates
+            return [
+                SyntheticUser(uid, workload, procs, seed, users=count, estimates=estimates)
+                for uid in ids
+            ]
         kind = CompleteUser if self.kind == "complete" else StaticUser
-        return [kind(uid, profile, procs, seed, self) for uid in range(1, count + 1)]
+        return [kind(uid, profile, procs, seed, self) for uid in ids]
 
 
 class StaticUser:

@@ -20,6 +20,7 @@ from sitesim.errors import ConfigError
 from .base import Scheduler, scheduler_label, shadow_time
 from .conservative import Conservative
 from .creasy import CREASY
+from .economic import ECON
 from .genetic import GA
 from .planning import DynP, Planning
 from .queue_order import EASY, FCFS, LJF, SCDF, SJF, PriorityFIFO
@@ -42,6 +43,7 @@ REGISTRY: dict[str, type[Scheduler]] = {
         GA,
         Planning,
         DynP,
+        ECON,
     )
 }
 
@@ -77,7 +79,7 @@ def create(name: str, **params: Any) -> Scheduler:
 
 
 __all__ = [
-    "CREASY", "EASY", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF",
+    "CREASY", "EASY", "ECON", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF",
     "Conservative", "DynP", "FirstPrice", "Planning", "PriorityFIFO", "Scheduler",
     "create", "parameters", "registered", "scheduler_label", "shadow_time",
 ]  # fmt: skip

@@ -25,7 +25,8 @@ from sitesim.augment import GENERATORS
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
-from sitesim.models.users import UserModel
+from sitesim.models.synthetic import CONFIGURATIONS, LARGEST, MAX_LOAD, SyntheticWorkload
+from sitesim.models.users import USER_KINDS, UserModel
 from sitesim.models.utility import DECAYS, LeeSnavely
 from sitesim.models.workpool import EstimateModel
 from sitesim.schedulers import REGISTRY, Scheduler, create, parameters, scheduler_label
@@ -229,8 +230,19 @@ class SiteConfig(RunConfig):
     """A site-level run: ``users`` simulated users on ``procs`` processors for ``days`` days.
 
     Attributes:
-        users: number of users (ids 1..users).
-        model: ``"complete"`` (session dynamics and activity cycles) or ``"static"`` users.
+        users: number of users (ids 1..users); with the synthetic model, how many users its
+            jobs are spread over (10 in experiment 5).
+        model: ``"complete"`` (session dynamics and activity cycles) or ``"static"`` users, or
+            ``"synthetic"``: the Poisson workload of experiment 5 (Stoica & Pothen,
+            :mod:`sitesim.models.synthetic`). It draws nothing from the profile (the run
+            still records its sha256), and takes of the workload settings below only
+            ``estimates`` (exact or factor:F); the session settings do not apply to it, the
+            others it refuses. It needs ``procs`` >= 64.
+        synthetic_config: the synthetic model's configuration, 1..5 (the rows of experiment
+            5's table: each class's mean service time and share of the arrivals).
+        load: the synthetic model's target offered load in (0, 1.5]: the arrival rate λ is
+            chosen so that λ · E[size · service] / procs is this (the summary's
+            ``offered_load`` measures what the run offered).
         procs: machine size.
         days: horizon; users submit until then, then the machine drains.
         warmup_days: days at the start left out of the metrics.
@@ -251,9 +263,15 @@ class SiteConfig(RunConfig):
     """
 
     mode: ClassVar[str] = "site"
+    #: Settings only the synthetic model reads. Other runs store them only when they are set
+    #: (not at their defaults), so results.json files written before they existed still match
+    #: their configurations (a sweep resumes).
+    SYNTHETIC_SETTINGS: ClassVar[tuple[str, ...]] = ("synthetic_config", "load")
 
     users: int = 50
-    model: Literal["complete", "static"] = "complete"
+    model: Literal["complete", "static", "synthetic"] = "complete"
+    synthetic_config: int = 1
+    load: float = 0.5
     procs: int = 128
     days: float = 182.0
     warmup_days: float = WARMUP_DAYS
@@ -277,9 +295,24 @@ class SiteConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._set("users", _whole("users", self.users, 1))
-        if self.model not in ("complete", "static"):
-            raise ConfigError(f"model must be 'complete' or 'static', got {self.model!r}")
+        if self.model not in USER_KINDS:
+            raise ConfigError(
+                f"model must be 'complete', 'static' or 'synthetic', got {self.model!r}"
+            )
+        choices = tuple(CONFIGURATIONS)
+        config = self.synthetic_config
+        if isinstance(config, bool) or config not in choices:
+            raise ConfigError(
+                f"synthetic_config must be one of {', '.join(map(str, choices))}, got {config!r}"
+            )
+        self._set("synthetic_config", int(config))
+        self._set("load", _real("load", self.load, 0.0, MAX_LOAD, above=True))
         self._set("procs", _whole("procs", self.procs, 1))
+        if self.model == "synthetic" and self.procs < LARGEST:
+            raise ConfigError(
+                f"procs must be >= {LARGEST} with the synthetic model (its largest jobs need "
+                f"{LARGEST} processors), got {self.procs}"
+            )
         self._set("days", _real("days", self.days, 0.0, above=True))
         self._set("warmup_days", _real("warmup_days", self.warmup_days, 0.0))
         if not self.warmup_days < self.days:
@@ -305,6 +338,18 @@ class SiteConfig(RunConfig):
         _check_utility_shape(self)
         if self.deadline_wait_min is not None:
             self._set("deadline_wait_min", _real("deadline_wait_min", self.deadline_wait_min, 0.0))
+        self.user_model()  # the combination: settings the synthetic model refuses
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as plain data, ``mode`` first; a run of another model leaves out the
+        :attr:`SYNTHETIC_SETTINGS` at their defaults (:meth:`from_dict` restores them)."""
+        data = super().to_dict()
+        if self.model != "synthetic":
+            defaults = {f.name: f.default for f in dataclasses.fields(self)}
+            for name in self.SYNTHETIC_SETTINGS:
+                if data[name] == defaults[name]:
+                    del data[name]
+        return data
 
     def user_model(self) -> UserModel:
         """The user model these settings describe."""
@@ -331,6 +376,7 @@ class SiteConfig(RunConfig):
                 else None
             ),
             deadline_wait=None if self.deadline_wait_min is None else 60 * self.deadline_wait_min,
+            synthetic=SyntheticWorkload(self.synthetic_config, self.load),
         )
 
     @staticmethod
@@ -338,6 +384,8 @@ class SiteConfig(RunConfig):
         """The settings of a :class:`UserModel` (the inverse of :meth:`user_model`)."""
         return {
             "model": model.kind,
+            "synthetic_config": model.synthetic.configuration,
+            "load": model.synthetic.offered_load,
             "pcont_a": model.pcont_a,
             "pcont_b": model.pcont_b,
             "day_share": model.cycles.day,

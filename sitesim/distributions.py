@@ -1,17 +1,25 @@
-"""Empirical distributions: the building blocks of a workload profile.
+"""Distributions: the building blocks of workloads.
 
-Two kinds, both small, validated at construction, printable, and sampled in vectorized blocks:
+Small objects, validated at construction, printable, and sampled in vectorized blocks with one
+uniform number per draw (``sample(rng, n)`` is ``from_uniform(rng.random(n))``), so that a
+stream's values do not depend on the block size. Two empirical kinds make up a workload
+profile:
 
 - :class:`Discrete`: values with probabilities (job sizes, batch widths, repetition counts);
 - :class:`Quantiles`: a continuous distribution as a quantile table, sampled by inverse CDF
   with linear interpolation between the tabulated points (runtimes, think times, gaps).
 
 Both are built from (optionally weighted) samples with :meth:`Discrete.fit` and
-:meth:`Quantiles.fit`, and round-trip through plain dicts for JSON.
+:meth:`Quantiles.fit`, and round-trip through plain dicts for JSON. One parametric kind serves
+synthetic workloads:
+
+- :class:`Hyperexponential2`: a two-phase hyperexponential given by its mean and coefficient of
+  variation (the service times of experiment 5, :mod:`sitesim.models.synthetic`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -200,6 +208,91 @@ class Quantiles:
         )
 
 
+class Hyperexponential2:
+    """A two-phase hyperexponential distribution, given by its mean and coefficient of variation.
+
+    A draw is exponential with rate ``rate1`` with probability ``p1``, else exponential with
+    rate ``rate2``. Its coefficient of variation (standard deviation / mean) is at least 1, the
+    exponential's. Mean and CV leave one of the three parameters free; it is fixed by
+    *balanced means*, ``p1 / rate1 = p2 / rate2`` (each phase contributes half the mean), the
+    standard two-moment fit (e.g. H. C. Tijms, *A First Course in Stochastic Models*, 2003)::
+
+        p1 = (1 + sqrt((c² - 1) / (c² + 1))) / 2
+        rate1 = 2 p1 / mean,  rate2 = 2 (1 - p1) / mean
+
+    Then E[X²] = mean² (1 + c²), so the variance is (c · mean)². CV 1 is the exponential
+    distribution (p1 = 1/2, both rates 1 / mean).
+
+    Args:
+        mean: the mean, a finite number > 0 (in the unit of the draws).
+        cv: the coefficient of variation c, a finite number >= 1.
+
+    Raises:
+        ConfigError: a mean <= 0 or a CV < 1 (or either not a finite number).
+    """
+
+    __slots__ = ("cv", "mean", "p1", "rate1", "rate2")
+
+    def __init__(self, mean: float, cv: float) -> None:
+        mean, cv = _finite("hyperexponential mean", mean), _finite("hyperexponential CV", cv)
+        require(mean > 0, f"hyperexponential mean must be > 0, got {mean!r}")
+        require(
+            cv >= 1,
+            f"hyperexponential CV must be >= 1 (a mixture of exponentials varies at least as "
+            f"much as one), got {cv!r}",
+        )
+        self.mean = mean
+        self.cv = cv
+        self.p1 = (1 + math.sqrt((cv * cv - 1) / (cv * cv + 1))) / 2
+        self.rate1 = 2 * self.p1 / mean
+        self.rate2 = 2 * (1 - self.p1) / mean
+
+    @property
+    def variance(self) -> float:
+        return (self.cv * self.mean) ** 2
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` independent draws."""
+        return self.from_uniform(rng.random(n))
+
+    def from_uniform(self, u: np.ndarray) -> np.ndarray:
+        """One draw per uniform in ``u``.
+
+        Not the inverse CDF (a mixture's has no closed form): ``u < p1`` picks phase 1, and
+        ``u`` rescaled to its phase's interval, ``u / p1`` or ``(u - p1) / (1 - p1)``, gives
+        the exponential draw by inversion. The rescaled uniform keeps all but a few of ``u``'s 53
+        bits, so no draw exceeds about 33 means of its phase (an exponential does so with
+        probability below 1e-14).
+        """
+        u = np.asarray(u, dtype=np.float64)
+        p1 = self.p1
+        first = u < p1
+        v = np.where(first, u / p1, (u - p1) / (1 - p1))
+        v = np.minimum(v, _BELOW_ONE)  # rounding must not reach 1 (an infinite draw)
+        return -np.log1p(-v) / np.where(first, self.rate1, self.rate2)
+
+    def cdf(self, x: Any) -> np.ndarray:
+        """P(X <= x)."""
+        x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+        return 1.0 - self.p1 * np.exp(-self.rate1 * x) - (1 - self.p1) * np.exp(-self.rate2 * x)
+
+    def __repr__(self) -> str:
+        return f"Hyperexponential2(mean={self.mean!r}, cv={self.cv!r})"
+
+
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
+
+
+def _finite(name: str, value: Any) -> float:
+    """``value`` as a finite float (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ConfigError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    require(math.isfinite(value), f"{name} must be finite, got {value!r}")
+    return value
+
+
+#: The empirical distributions a workload profile is made of.
 Distribution = Discrete | Quantiles
 
 

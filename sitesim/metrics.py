@@ -40,7 +40,8 @@ class Summary:
 
     Counts are over the jobs *submitted inside the measurement window* that ended (``jobs``);
     the distributions (``wait_*``, ``response_*``, ``slowdown_*``, ``bsld_*``) give the mean,
-    the 25th, 50th, 75th and 98th percentiles and the maximum. ``short_*``, ``medium_*`` and
+    the 25th, 50th, 75th and 98th percentiles and the maximum; ``slowdown_area_weighted``
+    (SLDwA) weights each slowdown by its job's area, size × runtime. ``short_*``, ``medium_*`` and
     ``long_*`` are the means per runtime class (≤ 1 min, 1–10 min, > 10 min). Session fields
     are 0 (counts) or NaN (ratios) for runs without sessions (trace replays).
     ``dependent_jobs`` counts the jobs that record a preceding job (SWF field 17);
@@ -90,6 +91,7 @@ class Summary:
     bsld_p75: float
     bsld_p98: float
     bsld_max: float
+    slowdown_area_weighted: float
     short_jobs: int
     short_wait_mean_min: float
     short_response_mean_min: float
@@ -228,6 +230,10 @@ def summarize(
     ):
         for stat, value in zip(stats, distribution(data, unit), strict=True):
             values[f"{name}_{stat}{suffix}"] = value
+    area = sel["size"] * np.maximum(sel["runtime"], 1.0)  # a slowdown's weight: its job's area
+    values["slowdown_area_weighted"] = (
+        float((area * slowdown).sum() / area.sum()) if len(sel) else NAN
+    )
     runtime = sel["runtime"]
     for name, low, high in RUNTIME_CLASSES:
         cls = (runtime > low) & (runtime <= high) if low > 0 else runtime <= high

@@ -259,6 +259,12 @@ def _user_model(result: SiteResult) -> str:
             f"open trace replay of {config.trace} (scale factor "
             f"{result.workload.get('scale_factor', 1.0):.6g}, estimates {config.estimates})"
         )
+    if isinstance(config, SiteConfig) and config.model == "synthetic":
+        return (
+            f"synthetic workload of experiment 5, configuration {config.synthetic_config}, "
+            f"offered load {config.load:g}, spread over {config.users} users for "
+            f"{config.days:g} days; estimates={config.estimates}"
+        )
     if isinstance(config, SiteConfig):
         settings = ", ".join(
             f"{name}={getattr(config, name)}"

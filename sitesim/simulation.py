@@ -45,8 +45,11 @@ def simulate(
         users: number of users (ids 1..users).
         scheduler: a scheduler name (with its parameters as keyword arguments, e.g.
             ``alpha=3000``) or a fresh scheduler object.
-        model: ``"complete"``, ``"static"``, a :class:`UserModel`, or a user factory
-            ``factory(uid, profile, procs, seed)`` returning any object with ``run(site)``.
+        model: ``"complete"``, ``"static"``, ``"synthetic"`` (experiment 5's Poisson workload,
+            configuration 1 at offered load 0.5; a :class:`UserModel` with a
+            :class:`~sitesim.models.synthetic.SyntheticWorkload` chooses others), a
+            :class:`UserModel`, or a user factory ``factory(uid, profile, procs, seed)``
+            returning any object with ``run(site)``.
         procs: machine size.
         days: horizon in days.
         warmup_days: days excluded from the metrics.

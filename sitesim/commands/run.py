@@ -21,6 +21,8 @@ from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B
+from sitesim.models.synthetic import CONFIGURATIONS, MAX_LOAD
+from sitesim.models.users import USER_KINDS
 from sitesim.models.workpool import EstimateModel
 from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
@@ -44,6 +46,7 @@ examples:
   sitesim run --users 50-250 --step 50 --scheduler CREASY
   sitesim run --users 10 --model static --scheduler FCFS,EASY --days 28 --out runs/static
   sitesim run --users 100 --scheduler CREASY --alpha 3000 --estimates ratio --seed 7
+  sitesim run --model synthetic --synthetic-config 1 --load 0.7 --days 347.2 -s FCFS,EASY
 
 Each (user count, scheduler) gives one row: utilization, throughput (jobs submitted per hour),
 jobs per session, mean response (minutes), mean slowdown. Users submit for --days days, then the
@@ -59,6 +62,11 @@ our batches narrower?": every draw stays the same, only runtimes are scaled or b
 User models: "complete" users (default) continue a session after a job with response r
 minutes with probability p_cont = a / (b r + 1) (--pcont, default {PCONT_A} {PCONT_B}), take
 breaks, and work in day/night, weekday/weekend windows; "static" users never leave.
+"synthetic" is the open workload of experiment 5 (Stoica & Pothen): Poisson arrivals at the
+rate that offers --load to the machine, in three classes (sizes 1-16, 17-32, 33-64;
+hyperexponential service times) whose mean service times and shares --synthetic-config
+chooses; its jobs are spread over --users users (default 10), and 500,000 minutes are
+--days 347.2 (docs/reference/run.md).
 """
 
 
@@ -93,9 +101,9 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--users",
         type=users_range,
-        default=(50, 50),
         metavar="N|A-B",
-        help="number of users, or a range A-B run in steps of --step (default 50)",
+        help="number of users, or a range A-B run in steps of --step (default 50; 10 with "
+        "--model synthetic, as in experiment 5)",
     )
     p.add_argument(
         "--step", type=positive_int, default=50, help="step of the user range (default 50)"
@@ -103,9 +111,25 @@ def add_parser(commands: Any) -> None:
     add_scheduler_options(p)
     p.add_argument(
         "--model",
-        choices=("complete", "static"),
+        choices=USER_KINDS,
         default="complete",
-        help="complete users (session dynamics, activity cycles; default) or static users",
+        help="complete users (session dynamics, activity cycles; default), static users, or "
+        "the synthetic Poisson workload of experiment 5",
+    )
+    p.add_argument(
+        "--synthetic-config",
+        type=int,
+        choices=tuple(CONFIGURATIONS),
+        metavar="N",
+        help="with --model synthetic: the configuration of experiment 5, 1..5 (each class's "
+        "mean service time and share of the arrivals; default 1)",
+    )
+    p.add_argument(
+        "--load",
+        type=positive_float,
+        metavar="RHO",
+        help=f"with --model synthetic: offered load in (0, {MAX_LOAD:g}], arrival rate x "
+        "mean(size x service) / procs (default 0.5)",
     )
     p.add_argument("--days", type=positive_float, default=182.0, help="horizon (default 182)")
     p.add_argument(
@@ -191,9 +215,21 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    low, high = args.users
+    synthetic = args.model == "synthetic"
+    if not synthetic and (args.synthetic_config is not None or args.load is not None):
+        raise ConfigError("--synthetic-config and --load apply to --model synthetic only")
+    low, high = args.users or ((10, 10) if synthetic else (50, 50))
+    synthetic_settings = {
+        name: value
+        for name, value in (
+            ("synthetic_config", args.synthetic_config),
+            ("load", args.load),
+        )
+        if value is not None
+    }
     base = SiteConfig(
         model=args.model,
+        **synthetic_settings,
         procs=args.procs,
         days=args.days,
         warmup_days=args.warmup,

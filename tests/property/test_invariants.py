@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitesim.job import JobState
-from sitesim.schedulers import CREASY, EASY, REGISTRY, Conservative, create
+from sitesim.schedulers import CREASY, EASY, ECON, REGISTRY, Conservative, create
 from sitesim.schedulers.base import Scheduler
 from tests.conftest import run_jobs
 
@@ -99,6 +99,13 @@ def schedule(jobs: list[tuple[float, int, float, float]], procs: int, policy: Sc
 def test_creasy_with_alpha_zero_is_exactly_easy(workload: Workload) -> None:
     procs, jobs = workload
     assert schedule(jobs, procs, CREASY(alpha=0)) == schedule(jobs, procs, EASY())
+
+
+@given(workloads(max_jobs=40), st.sampled_from(["const", "prop", "inv"]))
+def test_econ_with_zero_income_is_exactly_easy(workload: Workload, transfer: str) -> None:
+    procs, jobs = workload
+    econ = schedule(jobs, procs, ECON(transfer, income=0))
+    assert econ == schedule(jobs, procs, EASY())
 
 
 @given(workloads(), st.sampled_from(sorted(REGISTRY)))

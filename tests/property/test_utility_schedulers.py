@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sitesim.job import JobState
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely
-from sitesim.schedulers import EASY, GA, PRIO, FirstPrice, PriorityFIFO
+from sitesim.schedulers import EASY, ECON, GA, PRIO, FirstPrice, PriorityFIFO
 from sitesim.schedulers.base import Scheduler
 from sitesim.site import Site
 from tests.property.test_invariants import max_busy
@@ -55,6 +55,7 @@ SCHEDULERS = {
     "PRIORITY": PriorityFIFO, "FIRSTPRICE": FirstPrice, "PRIO": PRIO,
     "PRIO demand": lambda: PRIO(levels="demand"), "GA": fast_ga,
     "GA easy": lambda: GA(generations=4, fitness="easy"),
+    "ECON const": ECON, "ECON prop": lambda: ECON("prop"), "ECON inv": lambda: ECON("inv"),
 }  # fmt: skip
 
 

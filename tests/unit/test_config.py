@@ -44,7 +44,7 @@ def test_scheduler_names_and_parameters_are_resolved():
         ({"days": float("nan")}, "days must be in (0, inf), got nan"),
         ({"days": 7, "warmup_days": 7}, "warmup_days must be in [0, 7) (shorter than the run)"),
         ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
-        ({"model": "lazy"}, "model must be 'complete' or 'static', got 'lazy'"),
+        ({"model": "lazy"}, "model must be 'complete', 'static' or 'synthetic', got 'lazy'"),
         ({"estimates": "guess"}, "estimate model must be exact, factor or ratio"),
         ({"pcont_a": 1.5}, "pcont_a must be in (0, 1], got 1.5"),
         ({"day_share": -0.1}, "day_share must be in [0, 1], got -0.1"),
