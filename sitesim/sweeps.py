@@ -220,6 +220,17 @@ class Outcome:
     error: str | None = None
 
 
+def counters(stats: dict[str, Any]) -> dict[str, Any]:
+    """A run's scheduler counters as columns of its row: every number of
+    ``result.scheduler_stats`` (the engine's ``passes``, dynP's self-tuning steps and switches,
+    ECON's system income, ...), named ``scheduler_<name>``."""
+    return {
+        f"scheduler_{name}": value
+        for name, value in stats.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+
+
 def execute(task: Task) -> Outcome:
     """Run one task and write its folder; never raises (an error becomes the outcome)."""
     start = time.perf_counter()
@@ -232,7 +243,8 @@ def execute(task: Task) -> Outcome:
         else:
             result = runner.run(config)
         wall = time.perf_counter() - start
-        row = {**task.factors, "seed": task.seed, "wall_s": wall, **result.summary.as_dict()}
+        row = {**task.factors, "seed": task.seed, "wall_s": wall, **result.summary.as_dict(),
+               **counters(result.scheduler_stats)}  # fmt: skip
         if task.folder is not None:
             sweep = {"name": task.name, "factors": task.factors, "seed": task.seed, "wall_s": wall}
             if task.save_jobs:
@@ -412,7 +424,8 @@ def _completed(folder: Path, run: PlannedRun) -> dict[str, Any] | None:
             f"{folder} holds the results of another configuration; remove it or give "
             "another output folder"
         )
-    return {**run.factors, "seed": run.seed, "wall_s": sweep.get("wall_s"), **summary}
+    stats = counters(document.get("scheduler_stats", {}))
+    return {**run.factors, "seed": run.seed, "wall_s": sweep.get("wall_s"), **summary, **stats}
 
 
 def _log_error(folder: Path, attempt: int, error: str) -> None:

@@ -267,3 +267,13 @@ def test_a_sweep_of_utility_replays_fills_competitive_ratios(tmp_path):
     assert all(r["utility_jobs"] == 20 for r in result.runs)
     assert easy[0]["utility_total"] != easy[1]["utility_total"]  # each seed its own functions
     assert "competitive_ratio_ci95" in result.summary[1]
+
+
+def test_rows_carry_the_schedulers_counters_also_when_resumed(tmp_path):
+    factors = {"scheduler": ["DYNP"], "users": [3]}
+    first = sitesim.sweep(BASE, factors, out=tmp_path, executor="serial", save_jobs=False)
+    (row,) = first.runs
+    assert row["scheduler_self_tuning_steps"] > 0 and row["scheduler_passes"] > 0
+    resumed = sitesim.sweep(BASE, factors, out=tmp_path, executor="serial", save_jobs=False)
+    assert resumed.runs[0]["scheduler_policy_switches"] == row["scheduler_policy_switches"]
+    assert "scheduler_self_tuning_steps" in rows_of(tmp_path / "runs.csv")[0]
