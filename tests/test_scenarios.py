@@ -30,7 +30,7 @@ def quick(name: str, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]
 
 TESTED = {"validate_users", "open_vs_closed", "violations", "load_curves", "feedback_replay",
           "teaching_demo", "creasy_study", "utility_lee_snavely", "utility_robustness",
-          "utility_site"}  # fmt: skip
+          "utility_site", "microeconomic", "dynp"}  # fmt: skip
 
 
 def test_every_scenario_is_tested():
@@ -164,3 +164,56 @@ def test_utility_site_quick(tmp_path):
     assert all(r["utility_jobs"] > 0 and r["throughput_per_h"] > 0 for r in data["runs"])
     kept = [r for r in data["runs"] if not r["cancel_expired"]]
     assert all(r["jobs_cancelled"] == 0 for r in kept)
+
+
+def test_microeconomic_quick(tmp_path):
+    data = quick("microeconomic", tmp_path)
+    runs = data["runs"]
+    policies = ("FCFS", "RES", "SCDF", "ECON_PROP", "ECON_CONST", "ECON_INV")
+    assert len(runs) == 3 * len(policies) * 2  # loads x policies x seeds
+    run = {(r["seed"], r["load"], r["policy"]): r for r in runs}
+    seeds, loads = {r["seed"] for r in runs}, sorted({r["load"] for r in runs})
+    assert set(run) == {(s, load, p) for s in seeds for load in loads for p in policies}
+    for s in seeds:
+        for p in policies:  # the same jobs, arriving faster: more work done
+            utilization = [run[s, load, p]["utilization"] for load in loads]
+            assert utilization == sorted(utilization), (s, p)
+        for load in loads:  # FCFS idles processors behind a blocked head
+            response = {p: run[s, load, p]["response_mean_min"] for p in policies}
+            assert max(response, key=response.__getitem__) == "FCFS", (s, load)
+        high = loads[-1]  # FCFS is near saturation: its head-of-line waits are the longest
+        assert run[s, high, "RES"]["wait_max_min"] < run[s, high, "FCFS"]["wait_max_min"]
+    assert all(r["scheduler_system_income"] > 0 for r in runs if r["scheduler"] == "ECON")
+    assert (tmp_path / "config1.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_dynp_quick(tmp_path):
+    from tests.conftest import TRACES
+
+    data = quick("dynp", tmp_path)
+    runs = data["part2"]["runs"]
+    assert {r["variant"] for r in runs} == {
+        "PLAN FCFS", "PLAN SJF", "dynP SLDwA advanced half", "dynP SLDwA advanced full",
+        "dynP SLDwA simple half",
+    }  # fmt: skip
+    assert all(r["throughput_per_h"] > 0 and 0 < r["utilization"] <= 1 for r in runs)
+    for row in runs:
+        if row["scheduler"] == "DYNP":
+            assert row["scheduler_policy_switches"] <= row["scheduler_self_tuning_steps"]
+    if not any((TRACES / name).exists() for name in ("KTH-SP2-1996-2.1-cln.swf.gz",
+                                                     "SDSC-SP2-1998-4.2-cln.swf.gz")):  # fmt: skip
+        assert "part1" not in data  # skipped, and said so
+        return
+    replays = data["part1"]["runs"]
+    assert len(replays) == 3 + 7 + 7  # basic policies, metrics, deciders x tuning (one shared)
+    assert len({r["jobs"] for r in replays}) == 1  # the same jobs, all of them ended
+    for row in replays:
+        assert row["eval_SLDwA"] == pytest.approx(row["slowdown_area_weighted"])
+        if row["scheduler"] == "DYNP":
+            shares = sum(row[f"share_{p}"] for p in ("FCFS", "SJF", "LJF"))
+            assert shares == pytest.approx(1.0)
+            assert row["scheduler_policy_switches"] <= row["scheduler_self_tuning_steps"]
+            if row["tuning"] == "half":  # a step per pass with submissions
+                assert row["scheduler_self_tuning_steps"] <= row["jobs"]
+    assert len(data["part1"]["diagonal"]) == 7
+    assert len(list(tmp_path.glob("*.png"))) == 3

@@ -1,0 +1,413 @@
+"""Experiment 7: Streit's self-tuning dynP against the planning-based FCFS, SJF and LJF.
+
+Part 1, real traces with the users' estimates (CTC-SP2, KTH-SP2, LANL-CM5 and SDSC-SP2 from
+../shared/traces, those present; CTC-SP2 only its first 20,000 job lines, as replaying it whole
+17 times does not fit the budget), replayed open: the planning-based FCFS, SJF and LJF; dynP
+with each of the seven self-tuning metrics (advanced decider, half self-tuning); the simple,
+advanced, SJF-preferred and FCFS-preferred deciders with half and full self-tuning (metric
+SLDwA). Replays are deterministic: one run each. Reported per trace and variant: SLDwA (the
+evaluation metric), utilization, the seven metrics measured on the actual schedule (to see
+whether tuning for a metric is best for it), and dynP's switching statistics (self-tuning
+steps, policy switches, share of jobs started under each policy). Part 2, the same in
+site-level runs: complete users (the shipped profile, 40 users on 128 processors, EASY's
+utilization about 0.89; 91 days after a week of warm-up) with exact and with the profile's
+inaccurate estimates; EASY, PLAN FCFS/SJF/LJF and four dynP variants; SLDwA, utilization,
+throughput and jobs per session, 5 seeds, 95 % intervals by Student's t, and each variant
+against PLAN FCFS paired by seed (experiments.md §7; docs/results/dynp.md).
+
+    python scenarios/dynp.py [--part 1|2|all] [--quick] [--out DIR] [--seed S] [--seeds N]
+                             [--serial | --workers N | --dask ...]
+
+--quick: part 1 on KTH-SP2's (else SDSC-SP2's) first 1,500 jobs, skipped without a trace;
+part 2 with 10 users, 14 days, two seeds.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sitesim import scenario
+from sitesim.config import ReplayConfig, RunConfig, SiteConfig
+from sitesim.metrics import slowdowns, window_jobs
+from sitesim.report import table
+from sitesim.runner import run
+from sitesim.scenario import pm
+from sitesim.schedulers.planning import METRICS, POLICIES
+from sitesim.sweeps import counters, paired_differences, summarize_runs
+
+TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+#: The traces of part 1 (short name: file), and the job lines of those replayed in part only.
+FILES = {
+    "CTC-SP2": "CTC-SP2-1996-3.1-cln.swf.gz",
+    "KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz",
+    "LANL-CM5": "LANL-CM5-1994-4.1-cln.swf.gz",
+    "SDSC-SP2": "SDSC-SP2-1998-4.2-cln.swf.gz",
+}
+EXCERPTS: dict[str, tuple[int, int | None]] = {"CTC-SP2": (0, 20000)}
+QUICK_TRACES = ("KTH-SP2", "SDSC-SP2")
+QUICK_JOBS = (0, 1500)
+#: Longest replays first (rough cost per run), so the pool ends together.
+COST = {"CTC-SP2": 4, "SDSC-SP2": 3, "LANL-CM5": 2, "KTH-SP2": 1}
+FULL = {"users": 40, "days": 91.0, "warmup_days": 7.0, "estimates": ["exact", "ratio"]}
+QUICK = {"users": 10, "days": 14.0, "warmup_days": 1.0, "estimates": ["exact", "ratio"]}
+#: The evaluation metrics measured on the actual schedule, as the self-tuning metrics.
+EVALUATION = tuple(f"eval_{m}" for m in METRICS)
+STEPS = ("scheduler_self_tuning_steps", "scheduler_policy_switches")
+SITE_SHOWN = ("slowdown_area_weighted", "utilization", "throughput_per_h", "jobs_per_session",
+              "response_mean_min", "wait_mean_min")  # fmt: skip
+
+
+class Variant(NamedTuple):
+    """A scheduler of the study: its label, registered name and parameters."""
+
+    label: str
+    scheduler: str
+    params: dict[str, Any]
+
+
+def plan(policy: str) -> Variant:
+    return Variant(f"PLAN {policy}", "PLAN", {"policy": policy})
+
+
+def dynp(
+    metric: str = "SLDwA", decider: str = "advanced", tuning: str = "half", preferred: str = "SJF"
+) -> Variant:
+    name = f"{preferred}-preferred" if decider == "preferred" else decider
+    params = {"metric": metric, "decider": decider, "tuning": tuning, "preferred": preferred}
+    return Variant(f"dynP {metric} {name} {tuning}", "DYNP", params)
+
+
+BASIC = [plan(policy) for policy in POLICIES]
+BY_METRIC = [dynp(metric) for metric in METRICS]
+BY_DECIDER = [dynp(decider=d, preferred=p, tuning=t)
+              for d, p in (("simple", "SJF"), ("advanced", "SJF"), ("preferred", "SJF"),
+                           ("preferred", "FCFS")) for t in ("half", "full")]  # fmt: skip
+#: Part 1's variants, each once (dynP SLDwA advanced half is in both dynP groups).
+REPLAYED = list({v.label: v for v in [*BASIC, *BY_METRIC, *BY_DECIDER]}.values())
+#: Part 2's variants (EASY as the reference of the other studies).
+SITE = [Variant("EASY", "EASY", {}), *BASIC, dynp(), dynp(tuning="full"), dynp(decider="simple"),
+        dynp(decider="preferred")]  # fmt: skip
+QUICK_SITE = [BASIC[0], BASIC[1], dynp(), dynp(tuning="full"), dynp(decider="simple")]
+
+
+# -- running -------------------------------------------------------------------------------------
+def evaluation(records: np.ndarray) -> dict[str, float]:
+    """The seven self-tuning metrics measured on the actual schedule of every job that ended:
+    responses end - submit, slowdowns response / runtime (as the summary's), areas size x
+    runtime; ART and ARTwA/ARTwW in minutes, makespan in days (first submit to last end)."""
+    jobs = window_jobs(records, (-math.inf, math.inf))
+    response = jobs["response"]
+    slowdown, _ = slowdowns(jobs)
+    width = jobs["size"].astype(float)
+    area = width * np.maximum(jobs["runtime"], 1.0)
+    found = {
+        "ART": response.mean() / 60,
+        "ARTwA": (area * response).sum() / area.sum() / 60,
+        "ARTwW": (width * response).sum() / width.sum() / 60,
+        "SLD": slowdown.mean(),
+        "SLDwA": (area * slowdown).sum() / area.sum(),
+        "SLDwW": (width * slowdown).sum() / width.sum(),
+        "makespan": (jobs["end"].max() - records["submit"].min()) / 86400,
+    }
+    return {f"eval_{name}": float(value) for name, value in found.items()}
+
+
+def run_row(task: tuple[RunConfig, bool]) -> dict[str, Any]:
+    """Run one configuration (a worker's task): its summary, the scheduler's counters and,
+    when asked, the evaluation metrics; ``wall_s`` its run time."""
+    config, evaluate = task
+    timer = scenario.Timer()
+    result = run(config)
+    row = {**result.summary.as_dict(), **counters(result.scheduler_stats)}
+    if evaluate:
+        row.update(evaluation(result.records))
+    return {**row, "wall_s": timer.seconds}
+
+
+def describe(variant: Variant) -> dict[str, Any]:
+    """The columns naming a variant in the rows."""
+    blank = dict.fromkeys(("metric", "decider", "preferred", "tuning", "policy"), "")
+    return {"variant": variant.label, "scheduler": variant.scheduler, **blank, **variant.params}
+
+
+def switching(row: dict[str, Any]) -> dict[str, Any]:
+    """dynP's counters, and the shares of the jobs started under each policy (NaN for PLAN
+    and EASY)."""
+    steps = {name: row.get(name, math.nan) for name in STEPS}
+    started = {p: row.get(f"scheduler_started_{p}", math.nan) for p in POLICIES}
+    total = sum(started.values())
+    return {**steps, **{f"share_{p}": n / total if total else math.nan
+                        for p, n in started.items()}}  # fmt: skip
+
+
+def replays(traces: dict[str, Path], variants: list[Variant], args: Any) -> list[dict[str, Any]]:
+    """Every variant on every trace, one run each."""
+    jobs = QUICK_JOBS if args.quick else None
+    labels = [(name, v) for name in traces for v in variants]
+    labels.sort(key=lambda label: -COST.get(label[0], 1))
+    configs = []
+    for name, variant in labels:
+        start, stop = jobs or EXCERPTS.get(name, (0, None))
+        configs.append((ReplayConfig(trace=str(traces[name]), estimates="trace",
+                                     start_job=start, stop_job=stop,
+                                     scheduler=variant.scheduler,
+                                     scheduler_params=variant.params), True))  # fmt: skip
+    found = scenario.run_all(run_row, configs, args, "dynP replays", "replays")
+    rows = [{"trace": name, **describe(v), **row}
+            for (name, v), row in zip(labels, found, strict=True)]  # fmt: skip
+    order = {v.label: k for k, v in enumerate(variants)}
+    rows.sort(key=lambda r: (list(traces).index(r["trace"]), order[r["variant"]]))
+    return [{**row, **switching(row)} for row in rows]
+
+
+def site_runs(grid: dict[str, Any], variants: list[Variant], seeds: list[int], args: Any
+              ) -> dict[str, Any]:  # fmt: skip
+    """Every variant in site-level runs, per estimate model and seed."""
+    base = SiteConfig(users=grid["users"], days=grid["days"], warmup_days=grid["warmup_days"])
+    labels = [(estimates, v, seed) for estimates in grid["estimates"] for v in variants
+              for seed in seeds]  # fmt: skip
+    configs = [(base.replace(estimates=estimates, seed=seed, scheduler=v.scheduler,
+                             scheduler_params=v.params), False)
+               for estimates, v, seed in labels]  # fmt: skip
+    found = scenario.run_all(run_row, configs, args, "site-level runs", "runs")
+    runs = [{"estimates": estimates, **describe(v), "seed": seed, **row}
+            for (estimates, v, seed), row in zip(labels, found, strict=True)]  # fmt: skip
+    runs = [{**row, **switching(row)} for row in runs]
+    stats = [*STEPS, *(f"share_{p}" for p in POLICIES)]
+    summary = summarize_runs(runs, ["estimates", "variant"],
+                             [*SITE_SHOWN, "jobs", "sessions", *stats])  # fmt: skip
+    relative = paired_differences(
+        runs, ["estimates", "variant"], "variant", "PLAN FCFS", SITE_SHOWN[:4], relative=True,
+    )  # fmt: skip
+    return {"runs": runs, "summary": summary, "relative": relative}
+
+
+# -- reporting -----------------------------------------------------------------------------------
+def by_trace(rows: list[dict[str, Any]], metric: str) -> list[list[Any]]:
+    """Rows per variant, a column per trace."""
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    value = {(r["trace"], r["variant"]): r[metric] for r in rows}
+    return [[v, *(value.get((t, v), math.nan) for t in traces)] for v in variants]
+
+
+def best_of(rows: list[dict[str, Any]], variants: list[Variant], metric: str) -> dict[str, str]:
+    """Per trace, the variant among ``variants`` with the smallest ``metric``."""
+    labels = {v.label for v in variants}
+    best: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if row["variant"] in labels:
+            held = best.get(row["trace"])
+            if held is None or row[metric] < held[metric]:
+                best[row["trace"]] = row
+    return {trace: row["variant"] for trace, row in best.items()}
+
+
+def cross_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per trace and self-tuning metric (advanced, half): each evaluation metric relative to
+    the best of the seven self-tuning metrics on it (1 = best)."""
+    out = []
+    for trace in dict.fromkeys(r["trace"] for r in rows):
+        mine = [r for r in rows if r["trace"] == trace and r["variant"] in
+                {v.label for v in BY_METRIC}]  # fmt: skip
+        if not mine:
+            continue
+        best = {e: min(r[e] for r in mine) for e in EVALUATION}
+        out.extend({"trace": trace, "metric": r["metric"],
+                    **{e: r[e] / best[e] for e in EVALUATION}} for r in mine)  # fmt: skip
+    return out
+
+
+def diagonal(cross: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per trace and metric M: the rank (1 = best of 7) of tuning for M when M is evaluated,
+    and how far it is from the best (%)."""
+    out = []
+    for trace in dict.fromkeys(r["trace"] for r in cross):
+        mine = [r for r in cross if r["trace"] == trace]
+        for metric in METRICS:
+            tuned = [r[f"eval_{metric}"] for r in mine if r["metric"] == metric]
+            if not tuned:  # not a variant of this run (--quick)
+                continue
+            own = tuned[0]
+            column = sorted(r[f"eval_{metric}"] for r in mine)
+            out.append({"trace": trace, "metric": metric, "rank": column.index(own) + 1,
+                        "above_best_pct": 100 * (own - 1)})  # fmt: skip
+    return out
+
+
+def print_part1(rows: list[dict[str, Any]], cross: list[dict[str, Any]],
+                diag: list[dict[str, Any]]) -> None:  # fmt: skip
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    print("SLDwA (area-weighted slowdown; smaller is better):")
+    print(table(("Variant", *traces), by_trace(rows, "slowdown_area_weighted")))
+    print("\nutilization:")
+    print(table(("Variant", *traces), by_trace(rows, "utilization")))
+    for group, variants in (("basic policy", BASIC), ("dynP (any)", [*BY_METRIC, *BY_DECIDER])):
+        found = best_of(rows, variants, "slowdown_area_weighted")
+        print(f"best {group} by SLDwA: " + ", ".join(f"{t}: {v}" for t, v in found.items()))
+    print("\nswitching statistics:")
+    print(table(
+        ("Trace", "Variant", "Steps", "Switches", "FCFS(%)", "SJF(%)", "LJF(%)", "Time(s)"),
+        [[r["trace"], r["variant"], r["scheduler_self_tuning_steps"],
+          r["scheduler_policy_switches"], *(100 * r[f"share_{p}"] for p in POLICIES),
+          r["wall_s"]] for r in rows if r["scheduler"] == "DYNP"],
+    ))  # fmt: skip
+    if cross:
+        print("\nself-tuning metric (rows) against the metric measured (columns), relative to "
+              "the best self-tuning metric on that column:")  # fmt: skip
+        print(
+            table(
+                ("Trace", "Tuned for", *METRICS),
+                [[r["trace"], r["metric"], *(r[e] for e in EVALUATION)] for r in cross],
+            )
+        )
+        print(f"\nrank (of {len(cross) // len(traces)}) of tuning for the metric measured:")
+        ranks = {(d["trace"], d["metric"]): d for d in diag}
+        shown = [m for m in METRICS if any(d["metric"] == m for d in diag)]
+        print(table(("Trace", *shown),
+                    [[t, *(f"{ranks[t, m]['rank']} (+{ranks[t, m]['above_best_pct']:.1f}%)"
+                           for m in shown)] for t in traces]))  # fmt: skip
+
+
+def print_part2(study: dict[str, Any]) -> None:
+    print(table(
+        ("Estimates", "Variant", "n", "SLDwA", "Utilization", "Jobs/h", "Jobs/session",
+         "Avg.Response(min)", "Switches", "SJF(%)", "LJF(%)"),
+        [[r["estimates"], r["variant"], r["n"], *(pm(r, m) for m in SITE_SHOWN[:5]),
+          r["scheduler_policy_switches"], 100 * r["share_SJF"], 100 * r["share_LJF"]]
+         for r in study["summary"]],
+    ))  # fmt: skip
+    print("\nrelative to PLAN FCFS, paired by seed, %:")
+    print(table(
+        ("Estimates", "Variant", "SLDwA", "Utilization", "Jobs/h", "Jobs/session"),
+        [[r["estimates"], r["variant"],
+          *(pm(r, f"{m}_rel_pct", "+.1f") for m in SITE_SHOWN[:4])]
+         for r in study["relative"]],
+    ))  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = scenario.parser(__doc__, replications=(5, 2))
+    p.add_argument("--part", choices=("1", "2", "all"), default="all")
+    args = scenario.parse(p, argv)
+    data: dict[str, Any] = {}
+    tables: dict[str, Any] = {}
+    figures: dict[str, Any] = {}
+    if args.part in ("1", "all"):
+        timer = scenario.Timer()
+        if args.quick:
+            path = scenario.real_trace(TRACES, [FILES[name] for name in QUICK_TRACES])
+            names = {file: name for name, file in FILES.items()}
+            traces = {} if path is None else {names[path.name]: path}
+        else:
+            traces = {name: TRACES / file for name, file in FILES.items()
+                      if (TRACES / file).exists()}  # fmt: skip
+            missing = [file for name, file in FILES.items() if name not in traces]
+            if missing:
+                print(f"not found in {TRACES}, left out: {', '.join(missing)}")
+        if not traces:
+            print("== Part 1 skipped: no trace")
+        else:
+            rows = replays(traces, REPLAYED, args)
+            cross = cross_table(rows)
+            diag = diagonal(cross)
+            jobs = {name: (QUICK_JOBS if args.quick else EXCERPTS.get(name, (0, None)))
+                    for name in traces}  # fmt: skip
+            print(f"== Part 1: {len(rows)} replays in {timer.seconds:.0f} s ("
+                  + ", ".join(f"{n}: job lines {a}:{b if b is not None else 'end'}"
+                              for n, (a, b) in jobs.items()) + ")")  # fmt: skip
+            print_part1(rows, cross, diag)
+            data["part1"] = {"traces": {n: str(p) for n, p in traces.items()}, "jobs": jobs,
+                             "runs": rows, "cross": cross, "diagonal": diag,
+                             "seconds": timer.seconds}  # fmt: skip
+            tables.update({"part1_runs.csv": rows, "part1_cross.csv": cross})
+            figures["part1_sldwa.png"] = lambda path: sldwa_figure(rows, path)
+            figures["part1_switching.png"] = lambda path: switching_figure(rows, path)
+    if args.part in ("2", "all"):
+        timer = scenario.Timer()
+        grid = QUICK if args.quick else FULL
+        seeds = scenario.seeds(args)
+        part2 = site_runs(grid, QUICK_SITE if args.quick else SITE, seeds, args)
+        part2.update(grid=grid, seeds=seeds, seconds=timer.seconds)
+        print(f"\n== Part 2: {grid['users']} complete users, {grid['days']:g} days, seeds "
+              f"{seeds[0]}-{seeds[-1]}: {len(part2['runs'])} runs in {timer.seconds:.0f} s; "
+              "mean ± 95 % CI")  # fmt: skip
+        print_part2(part2)
+        data["part2"] = part2
+        tables.update({"part2_runs.csv": part2["runs"], "part2_summary.csv": part2["summary"],
+                       "part2_relative.csv": part2["relative"]})  # fmt: skip
+        figures["part2.png"] = lambda path: site_figure(part2["relative"], path)
+    scenario.publish(args.out, data, name="dynp", tables=tables, figures=figures)
+    return 0
+
+
+# -- figures -------------------------------------------------------------------------------------
+def sldwa_figure(rows, path):  # type: ignore[no-untyped-def]
+    """Per trace: SLDwA of every variant relative to the best basic policy."""
+    from sitesim.figures import grid, save
+
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    fig, axes = grid(len(traces), width=5.2, height=5.0, cols=2)
+    colors = {"PLAN": "tab:gray", "metric": "tab:blue", "decider": "tab:orange"}
+    metric_labels = {v.label for v in BY_METRIC}
+    for ax, trace in zip(axes, traces, strict=True):
+        mine = [r for r in rows if r["trace"] == trace]
+        best = min(r["slowdown_area_weighted"] for r in mine if r["scheduler"] == "PLAN")
+        y = np.arange(len(mine))
+        kinds = [r["scheduler"] if r["scheduler"] == "PLAN" else
+                 "metric" if r["variant"] in metric_labels else "decider"
+                 for r in mine]  # fmt: skip
+        ax.barh(y, [r["slowdown_area_weighted"] / best for r in mine],
+                color=[colors[k] for k in kinds])  # fmt: skip
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.set_yticks(y, [r["variant"].removeprefix("dynP ") for r in mine], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_title(f"{trace}: SLDwA / best basic policy's ({best:.3g})", fontsize=9)
+        ax.grid(alpha=0.3, axis="x")
+    return save(fig, path)
+
+
+def switching_figure(rows, path):  # type: ignore[no-untyped-def]
+    """Per trace: the share of jobs each dynP variant started under FCFS, SJF and LJF."""
+    from sitesim.figures import grid, save
+
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    fig, axes = grid(len(traces), width=5.2, height=4.4, cols=2)
+    for ax, trace in zip(axes, traces, strict=True):
+        mine = [r for r in rows if r["trace"] == trace and r["scheduler"] == "DYNP"]
+        y = np.arange(len(mine))
+        left = np.zeros(len(mine))
+        for policy in POLICIES:
+            share = np.array([r[f"share_{policy}"] for r in mine])
+            ax.barh(y, share, left=left, label=policy)
+            left += share
+        ax.set_yticks(y, [r["variant"].removeprefix("dynP ") for r in mine], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_title(f"{trace}: share of jobs started under each policy", fontsize=9)
+        ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.05))
+    return save(fig, path)
+
+
+def site_figure(relative, path):  # type: ignore[no-untyped-def]
+    """Site-level runs: each variant against PLAN FCFS, paired by seed, with 95 % intervals."""
+    from sitesim.figures import bars_with_ci, grid, save
+
+    fig, axes = grid(4, width=5.0, height=3.8, cols=2)
+    titles = ("SLDwA", "utilization", "throughput", "jobs per session")
+    for ax, metric, title in zip(axes, SITE_SHOWN[:4], titles, strict=True):
+        bars_with_ci(ax, relative, "variant", f"{metric}_rel_pct", "estimates")
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_title(f"{title} against PLAN FCFS (%)", fontsize=10)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=7, title="estimates", title_fontsize=7)
+    return save(fig, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
