@@ -11,12 +11,12 @@
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+from harness import kernel_then_replay
 
 from sitesim.config import ReplayConfig
 from sitesim.job import Job, JobState
@@ -76,17 +76,7 @@ def replay(trace: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--passes", type=int, default=30)
-    parser.add_argument("--trace", type=Path, default=DEFAULT)
-    parser.add_argument("--skip-replay", action="store_true")
-    args = parser.parse_args()
-    one_pass(args.passes)
-    if not args.skip_replay:
-        if args.trace.exists():
-            replay(args.trace)
-        else:
-            print(f"{args.trace} not found: the replay is skipped")
+    kernel_then_replay(__doc__, one_pass, ("passes", 30), replay, DEFAULT)
 
 
 if __name__ == "__main__":
