@@ -60,6 +60,10 @@ class Expense:
     weight: float
     demand: float
 
+    def balance(self, level: float) -> float:
+        """The balance when the user's :attr:`Account.level` is ``level`` ($)."""
+        return self.deposit + self.weight * (level - self.level)
+
 
 @dataclass(slots=True)
 class Account:
@@ -177,8 +181,7 @@ class ECON(EASY):
         """Close a waiting job's expense account at ``now``; return its balance."""
         account = self._accounts[job.user]
         self._advance(account, now)
-        expense = account.waiting.pop(job)
-        balance = expense.deposit + expense.weight * (account.level - expense.level)
+        balance = account.waiting.pop(job).balance(account.level)
         if account.waiting:
             account.weight = math.fsum(e.weight for e in account.waiting.values())
         else:
@@ -192,8 +195,7 @@ class ECON(EASY):
     def balance(self, job: Job, now: float) -> float:
         """Waiting job ``job``'s expense balance at ``now`` ($)."""
         account = self._accounts[job.user]
-        expense = account.waiting[job]
-        return expense.deposit + expense.weight * (self._level_at(account, now) - expense.level)
+        return account.waiting[job].balance(self._level_at(account, now))
 
     def bid(self, job: Job, now: float) -> float:
         """Waiting job ``job``'s bid at ``now``: its balance per processor-minute of demand."""
@@ -243,8 +245,8 @@ class ECON(EASY):
         levels = {user: self._level_at(a, now) for user, a in self._accounts.items() if a.waiting}
         bids: dict[Job, float] = {}
         for job in self.queue:
-            e = self._accounts[job.user].waiting[job]
-            bids[job] = (e.deposit + e.weight * (levels[job.user] - e.level)) / e.demand
+            expense = self._accounts[job.user].waiting[job]
+            bids[job] = expense.balance(levels[job.user]) / expense.demand
         return sorted(self.queue, key=lambda job: (-bids[job], job.id))
 
     def select(self, now: float, free: int, running: Running) -> list[Job]:

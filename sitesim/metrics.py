@@ -248,6 +248,12 @@ def summarize(
     return Summary(**values)
 
 
+def competitive_ratio(utility: float, baseline: float) -> float:
+    """Aggregate utility over that of the baseline (EASY) on the same workload (utility.md §3);
+    NaN when the baseline earned nothing."""
+    return utility / baseline if baseline else NAN
+
+
 def _utility(submitted: np.ndarray) -> dict[str, Any]:
     """Utility earned by the jobs submitted in the window that carry a function (ended jobs
     earn their function's value, cancelled ones 0)."""

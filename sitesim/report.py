@@ -13,6 +13,7 @@ import numpy as np
 from sitesim import __version__
 from sitesim.config import ReplayConfig, SiteConfig
 from sitesim.job import JobState
+from sitesim.metrics import competitive_ratio
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.records import format_value, records_csv
 from sitesim.site import SiteResult
@@ -116,8 +117,7 @@ def utility_row(result: SiteResult) -> list[Any]:
 def with_competitive_ratio(result: SiteResult, reference: SiteResult) -> SiteResult:
     """``result`` with its competitive ratio: its aggregate utility / ``reference``'s (EASY on
     the same workload)."""
-    base = reference.summary.utility_total
-    ratio = result.summary.utility_total / base if base else float("nan")
+    ratio = competitive_ratio(result.summary.utility_total, reference.summary.utility_total)
     return dataclasses.replace(
         result, summary=dataclasses.replace(result.summary, competitive_ratio=ratio)
     )

@@ -37,7 +37,7 @@ from sitesim import runner
 from sitesim.config import DEFAULT_PROFILE, ReplayConfig, RunConfig, SiteConfig
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.executors import EXECUTORS, Executor, execute_all
-from sitesim.metrics import Summary
+from sitesim.metrics import Summary, competitive_ratio
 from sitesim.output import atomic_write, check_output_folder, to_json
 from sitesim.profile import read_profile
 from sitesim.report import RESULTS_NAME, RUNS_NAME, csv_text, results_document, write_outputs
@@ -555,7 +555,7 @@ def with_competitive_ratios(
     out = []
     for row in rows:
         base = reference.get((*(_hashable(row.get(name)) for name in others), row["seed"]), 0.0)
-        ratio = float(row["utility_total"]) / base if base else math.nan
+        ratio = competitive_ratio(float(row["utility_total"]), base)
         out.append({**row, "competitive_ratio": ratio})
     return out
 
