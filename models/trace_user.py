@@ -16,7 +16,7 @@ Which trace lines become jobs (docs/reference/replay.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -233,34 +233,76 @@ def _at_least_min(estimate: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 class TraceUser:
-    """Submits the jobs of a :class:`TraceWorkload` at their timestamps, ignoring completions."""
+    """Submits the jobs of a :class:`TraceWorkload` at their timestamps, ignoring completions.
+
+    The arrivals are a chain of timeouts whose callback submits every job due and schedules
+    the next one (cheaper than resuming a process at each timestamp); the user process itself
+    only waits for the chain to end. The columns are turned into Python values a block at a
+    time, so a long trace is never held as Python objects at once.
+    """
+
+    #: Jobs converted to Python values at a time.
+    BLOCK = 4096
 
     def __init__(self, workload: TraceWorkload) -> None:
         self.workload = workload
 
     def run(self, site: Site) -> Generator[Event, Any, None]:
-        """The user process: sleep until the next timestamp, submit every job due then."""
+        """The user process: submit the jobs due now, then wait until the last is submitted."""
+        self._site = site
+        self._finished = site.env.event()
+        self._rows = self._columns()
+        self._next = next(self._rows, None)
         w = self.workload
-        env = site.env
-        id_of_number: dict[int, int] = {}
-        columns = zip(
-            w.submit.tolist(), w.size.tolist(), w.runtime.tolist(), w.estimate.tolist(),
-            w.user.tolist(), w.rows.tolist(), w.number.tolist(),
-            w.preceding.tolist(), w.think.tolist(), w.priority.tolist(), w.utility,
-            w.stated or w.utility, strict=True,
-        )  # fmt: skip
-        for (submit, size, runtime, estimate, user, row, number, preceding, think, priority,
-             utility, stated) in columns:  # fmt: skip
-            if submit > site.horizon:
+        #: SWF job number -> site id, for the jobs a later one names as its preceding job.
+        self._id_of_number: dict[int, int] | None = (
+            {} if len(w) and bool((w.preceding > 0).any()) else None
+        )
+        self._arrive(None)
+        yield self._finished
+
+    def _columns(self) -> Iterator[tuple[Any, ...]]:
+        """The jobs' columns as rows of Python values, converted a block at a time."""
+        w = self.workload
+        stated = w.stated or w.utility
+        for lo in range(0, len(w), self.BLOCK):
+            hi = lo + self.BLOCK
+            yield from zip(
+                w.submit[lo:hi].tolist(), w.size[lo:hi].tolist(), w.runtime[lo:hi].tolist(),
+                w.estimate[lo:hi].tolist(), w.user[lo:hi].tolist(), w.rows[lo:hi].tolist(),
+                w.number[lo:hi].tolist(), w.preceding[lo:hi].tolist(), w.think[lo:hi].tolist(),
+                w.priority[lo:hi].tolist(), w.utility[lo:hi], stated[lo:hi], strict=True,
+            )  # fmt: skip
+
+    def _arrive(self, _event: Event | None) -> None:
+        """Submit every job due now; schedule the next arrival, or end the chain."""
+        site = self._site
+        if site.closed:
+            return  # the horizon passed: the user process is being stopped
+        env, rows, id_of_number = site.env, self._rows, self._id_of_number
+        now = env.now
+        row = self._next
+        while row is not None:
+            (submit, size, runtime, estimate, user, trace_row, number, preceding, think,
+             priority, utility, stated) = row  # fmt: skip
+            if submit > now:
+                if submit > site.horizon:
+                    break
+                self._next = row
+                env.timeout(submit - now).callbacks.append(self._arrive)
                 return
-            if submit > env.now:
-                yield env.timeout(submit - env.now)
             job = Job(
-                size, runtime, estimate, user=user, trace_row=row, priority=priority,
+                size, runtime, estimate, user=user, trace_row=trace_row, priority=priority,
                 utility=utility, stated=stated,
             )  # fmt: skip
-            if preceding > 0:
-                job.preceding = id_of_number.get(preceding, -1)
-                job.think = think
-            site.submit(job)
-            id_of_number[number] = job.id
+            if id_of_number is not None:
+                if preceding > 0:
+                    job.preceding = id_of_number.get(preceding, -1)
+                    job.think = think
+                site.submit(job)
+                id_of_number[number] = job.id
+            else:
+                site.submit(job)
+            row = next(rows, None)
+        self._next = None
+        self._finished.succeed()

@@ -18,6 +18,9 @@ from sitesim.job import Job, JobState
 from sitesim.machine import Running
 
 
+_WAITING = JobState.WAITING
+
+
 class Scheduler(ABC):
     """Base class of all scheduling policies.
 
@@ -63,7 +66,7 @@ class Scheduler(ABC):
         if started:
             need = 0
             for job in started:
-                if job.state is not JobState.WAITING:
+                if job.state is not _WAITING:
                     raise SchedulerError(
                         f"scheduler {self.name} started job {job.id}, which is "
                         f"{job.state.name.lower()}, not waiting"
@@ -74,7 +77,7 @@ class Scheduler(ABC):
                     f"scheduler {self.name} started jobs needing {need} processors "
                     f"when {free} were free"
                 )
-            if len(set(started)) < len(started):
+            if len(started) > 1 and len(set(started)) < len(started):
                 raise SchedulerError(f"scheduler {self.name} started the same job twice")
             self.dequeue(started)
         return started
@@ -87,7 +90,9 @@ class Scheduler(ABC):
         """
         queue = self.queue
         n = len(started)
-        if n <= len(queue) and all(a is b for a, b in zip(queue, started, strict=False)):
+        if n == 1 and queue and queue[0] is started[0]:
+            del queue[0]  # the head started, the most common case
+        elif n <= len(queue) and all(a is b for a, b in zip(queue, started, strict=False)):
             del queue[:n]  # a prefix started, as in FCFS
         else:
             gone = set(started)

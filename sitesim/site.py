@@ -40,6 +40,7 @@ ProcessGenerator = Generator[Event, Any, Any]
 
 #: Priority of the allocation pass: after every NORMAL event of the same instant.
 LATE = EventPriority(NORMAL + 1)
+_INF = math.inf
 #: Why the site refuses a submission (the keys of ``Site.rejected``).
 AFTER_HORIZON = "submitted after the horizon"
 
@@ -48,15 +49,6 @@ class User(Protocol):
     """Anything that submits jobs: a process generator run on the site."""
 
     def run(self, site: Site) -> ProcessGenerator: ...
-
-
-class _Wakeup(Event):
-    """An event that, once triggered, is processed after all NORMAL events of its instant."""
-
-    def trigger_late(self) -> None:
-        self._ok = True
-        self._value = None
-        self.env.schedule(self, LATE)
 
 
 @dataclass(frozen=True)
@@ -152,12 +144,23 @@ class Site:
         self._closed = False  # no submission can come any more
         self._drained = self.env.event()  # closed and every job ended: the run is over
         self._drained.callbacks.append(StopSimulation.callback)
-        self._wakeup = _Wakeup(self.env)
-        self.env.process(self.serve())
+        # The allocation pass is one event, scheduled again whenever a pass is requested (a
+        # callback, not a process: no generator to resume, no event to create per pass).
+        self._pass_due = False
+        self._pass_event = Event(self.env)
+        self._pass_event._ok = True
+        self._pass_event._value = None
+        self._pass_callbacks: list[Callable[[Event], None]] = [self._allocation_pass]
 
     @property
     def now(self) -> float:
         return float(self.env.now)
+
+    @property
+    def closed(self) -> bool:
+        """True once no submission can come any more (the horizon passed, or every user
+        process ended)."""
+        return self._closed
 
     # -- what users call --------------------------------------------------------------------
     def add_user(self, user: User) -> None:
@@ -179,24 +182,24 @@ class Site:
         size, runtime, estimate = job.size, job.runtime, job.estimate
         if not (
             1 <= size <= self.machine.procs
-            and 0.0 <= runtime < math.inf
-            and MIN_ESTIMATE <= estimate < math.inf
+            and 0.0 <= runtime < _INF
+            and MIN_ESTIMATE <= estimate < _INF
             and size == int(size)
         ):
             return self._reject(job, self._problem(job))
         if self._closed:
             return self._reject(job, AFTER_HORIZON)
-        job.id = len(self.jobs) + 1
-        self.jobs.append(job)
+        jobs = self.jobs
+        jobs.append(job)
+        job.id = len(jobs)
         now = self.env.now
         job.mark_submitted(now)
         self._unfinished += 1
-        bid = job.bid
-        if self.cancel_expired and bid is not None:
+        if self.cancel_expired and (bid := job.bid) is not None:
             heapq.heappush(self._expiry, (now + bid.deadline - estimate, job.id, job))
         self.scheduler.submit(job, now)
-        if not self._wakeup.triggered:
-            self._wakeup.trigger_late()
+        if not self._pass_due:
+            self._request_pass()
         return True
 
     def completion(self, job: Job) -> Event:
@@ -238,20 +241,29 @@ class Site:
             job.done.succeed(job)
         return False
 
-    # -- the scheduler process --------------------------------------------------------------
-    def serve(self) -> ProcessGenerator:
-        """Sleep until an arrival or termination requests a pass, then run one allocation pass."""
-        machine, scheduler, env = self.machine, self.scheduler, self.env
-        while True:
-            yield self._wakeup
-            self._wakeup = _Wakeup(env)
-            self.passes += 1
-            if self._expiry and self._expiry[0][0] < env.now:
-                self._cancel_expired()
-            for job in scheduler.allocate(env.now, machine.free, machine.running):
-                machine.start(job)
-            if self._closed:
-                self._check_end()
+    # -- the scheduler ----------------------------------------------------------------------
+    def _request_pass(self) -> None:
+        """Schedule an allocation pass at this instant, after its NORMAL events."""
+        self._pass_due = True
+        event = self._pass_event
+        event.callbacks = self._pass_callbacks
+        self.env.schedule(event, LATE)
+
+    def _allocation_pass(self, _event: Event) -> None:
+        """One allocation pass: ask the scheduler which waiting jobs to start, start them."""
+        self._pass_due = False
+        self.passes += 1
+        now = self.env.now
+        if self._expiry and self._expiry[0][0] < now:
+            self._cancel_expired()
+        machine = self.machine
+        started = self.scheduler.allocate(now, machine.free, machine.running)
+        if started:
+            start = machine.start
+            for job in started:
+                start(job)
+        if self._closed:
+            self._check_end()
 
     def _cancel_expired(self) -> None:
         """Cancel the waiting jobs that can no longer end before their deadline."""
@@ -272,8 +284,8 @@ class Site:
     def _job_ended(self, job: Job) -> None:
         self._unfinished -= 1
         self.scheduler.job_ended(job, self.env.now)
-        if not self._wakeup.triggered:
-            self._wakeup.trigger_late()
+        if not self._pass_due:
+            self._request_pass()
         if job.done is not None:
             job.done.succeed(job)
 
@@ -295,7 +307,7 @@ class Site:
     def _check_end(self) -> None:
         """After the last submission: end the run once drained, or find a stalled scheduler.
         With a pass pending at this instant, the pass checks instead."""
-        if self._wakeup.triggered:
+        if self._pass_due:
             return
         if not self._unfinished:
             if not self._drained.triggered:
