@@ -15,6 +15,7 @@ schedulers saw; NaN for jobs without one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -46,11 +47,14 @@ JOB_DTYPE = np.dtype(
     ]
 )
 
-# Columns copied straight from the Job attribute of the same name.
+# Columns copied straight from the Job attribute of the same name (all exact as float64).
 _DIRECT = (
     "id", "user", "size", "submit", "start", "end", "estimate", "session", "batch",
-    "preceding", "think", "priority", "trace_row",
+    "preceding", "think", "priority", "trace_row", "state", "runtime",
 )  # fmt: skip
+_direct = attrgetter(*_DIRECT)
+#: Jobs converted at a time (bounds the temporary memory of a long run).
+_BLOCK = 65_536
 
 
 def job_records(jobs: Sequence[Job]) -> np.ndarray:
@@ -58,19 +62,24 @@ def job_records(jobs: Sequence[Job]) -> np.ndarray:
     rec = np.zeros(len(jobs), dtype=JOB_DTYPE)
     if not jobs:
         return rec
-    for name in _DIRECT:
-        rec[name] = [getattr(job, name) for job in jobs]
-    rec["state"] = [int(job.state) for job in jobs]
+    for lo in range(0, len(jobs), _BLOCK):  # one tuple per job, a block of rows at a time
+        rows = np.array(list(map(_direct, jobs[lo : lo + _BLOCK])), dtype=np.float64)
+        block = rec[lo : lo + _BLOCK]
+        for k, name in enumerate(_DIRECT):
+            block[name] = rows[:, k]
     rec["wait"] = rec["start"] - rec["submit"]
     rec["response"] = rec["end"] - rec["submit"]
     ended = (rec["state"] == JobState.COMPLETED) | (rec["state"] == JobState.KILLED)
-    rec["runtime"] = np.where(ended, [job.duration for job in jobs], np.nan)
+    # what the job ran: its runtime cut at its estimate (the column holds the runtime so far)
+    rec["runtime"] = np.where(ended, np.minimum(rec["runtime"], rec["estimate"]), np.nan)
     rec["killed"] = rec["state"] == JobState.KILLED
     rec["utility"] = rec["start_value"] = rec["stated_value"] = np.nan
     for k, job in enumerate(jobs):
-        utility, bid = job.utility, job.bid
-        if utility is None or bid is None:
+        utility = job.utility
+        if utility is None:
             continue
+        bid = job.bid
+        assert bid is not None  # (the true function when none is stated)
         rec["start_value"][k] = utility.start_value
         rec["stated_value"][k] = bid.start_value
         if ended[k]:

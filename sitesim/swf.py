@@ -24,6 +24,7 @@ import numpy as np
 
 from sitesim.errors import SitesimError, SWFFormatError
 from sitesim.output import atomic_write
+from sitesim.swf_parse import parse_job_lines, split_header
 
 #: The 18 SWF fields, in order (field k of the format is ``FIELDS[k - 1]``).
 FIELDS = (
@@ -125,13 +126,17 @@ def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
     """
     name = os.fspath(path)
     raw = _read_bytes(name)
-    text = _decode(name, raw)
-    header = [line.rstrip() for line in _HEADER_LINE.findall(text)]
-    data = _parse_fast(text)
+    content = _decompress(name, raw)
+    header, offset = split_header(content)
+    data = parse_job_lines(content[offset:])  # the common shape, vectorized
     tails: dict[int, str] = {}
     if data is None:
-        data, tails = _parse_exact(name, text)
-    _validate(name, text, data)
+        text = content.decode("utf-8", errors="replace")
+        header = [line.rstrip() for line in _HEADER_LINE.findall(text)]
+        data = _parse_fast(text)
+        if data is None:
+            data, tails = _parse_exact(name, text)
+    _validate(name, content, data)
     sha256 = hashlib.sha256(raw).hexdigest()
     return SWFTrace(name=name, header=header, data=data, tails=tails, sha256=sha256)
 
@@ -168,14 +173,19 @@ def _read_bytes(name: str) -> bytes:
         raise SitesimError(f"{name}: cannot read: {err.strerror or err}") from None
 
 
-def _decode(name: str, raw: bytes) -> str:
-    """The text of a plain or gzip-compressed file."""
+def _decompress(name: str, raw: bytes) -> bytes:
+    """The content of a plain or gzip-compressed file."""
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
+            return gzip.decompress(raw)
         except (OSError, EOFError) as err:
             raise SitesimError(f"{name}: not a readable gzip file: {err}") from None
-    return raw.decode("utf-8", errors="replace")
+    return raw
+
+
+def _decode(name: str, raw: bytes) -> str:
+    """The text of a plain or gzip-compressed file."""
+    return _decompress(name, raw).decode("utf-8", errors="replace")
 
 
 def _parse_fast(text: str) -> np.ndarray | None:
@@ -239,7 +249,7 @@ def _number(name: str, number: int, k: int, token: str) -> float:
     return value
 
 
-def _validate(name: str, text: str, data: np.ndarray) -> None:
+def _validate(name: str, content: bytes, data: np.ndarray) -> None:
     """Finite everywhere; integers where the format wants integers."""
     bad = ~np.isfinite(data)
     for field_name in INTEGER_FIELDS:
@@ -250,7 +260,7 @@ def _validate(name: str, text: str, data: np.ndarray) -> None:
     row, k = (int(i) for i in np.argwhere(bad)[0])
     value = float(data[row, k])
     problem = "is not finite" if not np.isfinite(value) else "is not an integer"
-    line = _line_number(text, row)
+    line = _line_number(content.decode("utf-8", errors="replace"), row)
     raise SWFFormatError(f"{name}:{line}: {_field_name(k)}: '{value:g}' {problem}")
 
 
