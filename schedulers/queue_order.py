@@ -9,10 +9,13 @@ fit gets a reservation at its shadow time and later jobs may jump ahead if they 
 
 from __future__ import annotations
 
-from bisect import insort
+from array import array
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from sitesim.job import Job
 from sitesim.machine import Running
@@ -110,6 +113,16 @@ class EASY(FCFS):
     now starts if it ends (by estimate) no later than the shadow time, or if it uses no more
     than the processors left over at the shadow time (the *extra* processors).
 
+    In arrival order (no priority), two shortcuts keep a long queue cheap without changing a
+    decision: the sizes and estimates of the waiting jobs are kept beside the queue
+    (:class:`ArrivalColumns`), so NumPy screens a long queue for the jobs that could be
+    backfilled at all; and a pass that follows a blocked pass with nothing new but arrivals
+    (same head, no processor returned) reuses its shadow time and extra processors and looks
+    only at the new jobs, since every job the last pass turned down would be turned down again
+    (free and extra processors have not grown, the shadow time has not moved, the clock has only
+    advanced). A job backfilled to end exactly at the shadow time ends the reuse
+    (:func:`_ends_at`).
+
     Args:
         priority: optional ``priority(job, now)``; higher first, ties by arrival. It is
             evaluated at every pass, so it may change with time.
@@ -122,12 +135,47 @@ class EASY(FCFS):
         self.priority = priority
         #: The reservation of the last pass that made one: ``(job, shadow time)``.
         self.reservation: tuple[Job, float] | None = None
+        in_arrival_order = (
+            priority is None and self.arrival_order and type(self).ordered is EASY.ordered
+        )
+        self._columns = ArrivalColumns() if in_arrival_order else None
+        self._blocked: _Blocked | None = None
+
+    def submit(self, job: Job, now: float) -> None:
+        super().submit(job, now)
+        if self._columns is not None:
+            self._columns.append(job)
+
+    def job_ended(self, job: Job, now: float) -> None:
+        self._blocked = None  # processors came back: the next pass looks at every job
 
     def ordered(self, now: float) -> list[Job]:
         if self.priority is None:
             return self.queue
         priority = self.priority
         return sorted(self.queue, key=lambda job: (-priority(job, now), job.id))
+
+    def select(self, now: float, free: int, running: Running) -> list[Job]:
+        blocked, queue = self._blocked, self.queue
+        if (
+            blocked is None
+            or free != blocked.free
+            or not (free and queue)
+            or queue[0] is not blocked.head
+        ):
+            self._blocked = None  # (set again by a pass that blocks)
+            return super().select(now, free, running)
+        started: list[Job] = []  # only the jobs that arrived since can start
+        shadow = blocked.shadow
+        free, extra = backfill_jobs(
+            now, free, shadow, blocked.extra, started, islice(queue, blocked.seen, None)
+        )
+        self._blocked = (
+            None
+            if _ends_at(started, 0, now, shadow)
+            else blocked._replace(free=free, extra=extra, seen=len(queue) - len(started))
+        )
+        return started
 
     def backfill(
         self, now: float, free: int, running: Running, queue: list[Job], started: list[Job]
@@ -136,7 +184,25 @@ class EASY(FCFS):
         head = queue[first]
         shadow, extra = reserve(head, now, free, running, started)
         self.reservation = (head, shadow)
-        backfill_jobs(now, free, shadow, extra, started, islice(queue, first + 1, None))
+        columns = self._columns
+        candidates: Iterable[Job]
+        if columns is not None and len(queue) - first > SCREEN_QUEUE:
+            candidates = columns.hopeful(queue, first + 1, now, free, shadow, extra)
+        else:
+            candidates = islice(queue, first + 1, None)
+        free, extra = backfill_jobs(now, free, shadow, extra, started, candidates)
+        if columns is not None and not _ends_at(started, first, now, shadow):
+            self._blocked = _Blocked(head, free, shadow, extra, len(queue) - len(started))
+
+    def dequeue(self, started: list[Job]) -> None:
+        if self._columns is None:
+            super().dequeue(started)
+        else:
+            self._columns.remove(self.queue, started)
+
+    def withdraw(self, jobs: list[Job]) -> None:
+        self._blocked = None
+        super().withdraw(jobs)
 
     def params(self) -> dict[str, Any]:
         if self.priority is None:
@@ -150,6 +216,78 @@ class EASY(FCFS):
         return self.priority is None or type(self) is not EASY
 
 
+#: Queues longer than this (behind the reserved job) are screened in NumPy for backfilling.
+SCREEN_QUEUE = 64
+
+
+def _ends_at(started: list[Job], first: int, now: float, shadow: float) -> bool:
+    """Whether a job backfilled (``started[first:]``) ends exactly at the shadow time.
+
+    :func:`shadow_time` stops at the first running job that frees enough processors, so its
+    extra processors leave out the jobs ending at the shadow time after that one; a job
+    backfilled to end exactly then can therefore change the next pass's extra processors, and
+    the next pass must look at every job again."""
+    return any(now + job.estimate == shadow for job in islice(started, first, None))
+
+
+class _Blocked(NamedTuple):
+    """What a pass of EASY in arrival order left: the reserved head, the free and extra
+    processors after backfilling, the shadow time, and how many jobs it had looked at (the
+    queue's length after the pass)."""
+
+    head: Job
+    free: int
+    shadow: float
+    extra: int
+    seen: int
+
+
+class ArrivalColumns:
+    """The size, estimate and id of every job of a queue kept in arrival order, in typed arrays
+    beside it: appends and removals at C speed, and NumPy views to screen a long queue."""
+
+    __slots__ = ("estimate", "id", "size")
+
+    def __init__(self) -> None:
+        self.size = array("q")
+        self.estimate = array("d")
+        self.id = array("q")
+
+    def append(self, job: Job) -> None:
+        self.size.append(int(job.size))
+        self.estimate.append(job.estimate)
+        self.id.append(job.id)
+
+    def hopeful(
+        self, queue: list[Job], start: int, now: float, free: int, shadow: float, extra: int
+    ) -> list[Job]:
+        """The jobs from position ``start`` on that pass EASY's backfilling test with ``free``
+        and ``extra`` processors (the same arithmetic as :func:`backfill_jobs`)."""
+        size = np.frombuffer(self.size, dtype=np.int64)[start:]
+        ends = now + np.frombuffer(self.estimate, dtype=np.float64)[start:]
+        picked = np.flatnonzero((size <= free) & ((ends <= shadow) | (size <= extra)))
+        return [queue[start + k] for k in picked.tolist()]
+
+    def remove(self, queue: list[Job], jobs: list[Job]) -> None:
+        """Take ``jobs`` off ``queue`` and the columns (jobs not in the queue are ignored)."""
+        if len(jobs) == 1 and queue and queue[0] is jobs[0]:
+            positions = [0]  # the head started, the most common case
+        else:
+            positions = []
+            ids = self.id
+            for job in jobs:
+                k = bisect_left(ids, job.id)  # ids grow with arrival
+                if not (k < len(queue) and queue[k] is job):
+                    try:  # jobs given ids by hand
+                        k = queue.index(job)
+                    except ValueError:
+                        continue
+                positions.append(k)
+            positions.sort(reverse=True)
+        for k in positions:
+            del queue[k], self.size[k], self.estimate[k], self.id[k]
+
+
 def reserve(
     head: Job, now: float, free: int, running: Running, started: list[Job]
 ) -> tuple[float, int]:
@@ -157,18 +295,20 @@ def reserve(
     its shadow time and the extra processors free then beyond its need. The jobs in
     ``started`` (started in this pass) return their processors at their estimates."""
     if started:
-        running = sorted(running + [(now + j.estimate, j.id, j.size) for j in started])
+        running = running.copy()
+        for job in started:
+            insort(running, (now + job.estimate, job.id, job.size))
     return shadow_time(head.size, free, running)
 
 
 def backfill_jobs(
     now: float, free: int, shadow: float, extra: int, started: list[Job], candidates: Iterable[Job]
-) -> None:
+) -> tuple[int, int]:
     """EASY's backfilling rule, shared by every EASY-based scheduler.
 
     Each candidate, in priority order, that fits now is started (appended to ``started``) if it
     ends by its estimate no later than the shadow time, or if it uses no more than the extra
-    processors (which it then consumes).
+    processors (which it then consumes). Returns the free and extra processors left.
     """
     for job in candidates:
         size = job.size
@@ -184,6 +324,7 @@ def backfill_jobs(
         free -= size
         if free == 0:
             break
+    return free, extra
 
 
 class PriorityFIFO(EASY):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sitesim.job import JobState
 from sitesim.schedulers import CREASY, EASY, ECON, REGISTRY, Conservative, create
+from sitesim.schedulers import queue_order
 from sitesim.schedulers.base import Scheduler
 from tests.conftest import run_jobs
 
@@ -119,3 +122,19 @@ def test_fcfs_starts_jobs_in_arrival_order(workload: Workload) -> None:
     procs, jobs = workload
     starts = [s for _, s in schedule(jobs, procs, create("FCFS"))]
     assert starts == sorted(starts)
+
+
+def _arrival(job: object, now: float) -> float:
+    """A constant priority: EASY's own order, without its arrival-order shortcuts."""
+    return 0.0
+
+
+@given(workloads(max_jobs=40), st.sampled_from([0, 3, 64]))
+def test_easy_shortcuts_decide_exactly_as_the_plain_pass(workload: Workload, screen: int) -> None:
+    # the NumPy screen of long queues (forced on with a small threshold) and the reuse of a
+    # blocked pass must start every job when the plain pass does
+    procs, jobs = workload
+    with patch.object(queue_order, "SCREEN_QUEUE", screen):
+        fast = run_jobs(jobs, procs, EASY()).records
+    plain = run_jobs(jobs, procs, EASY(priority=_arrival)).records
+    assert np.array_equal(fast["start"], plain["start"])
