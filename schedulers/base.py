@@ -17,7 +17,6 @@ from sitesim.errors import SchedulerError
 from sitesim.job import Job, JobState
 from sitesim.machine import Running
 
-
 _WAITING = JobState.WAITING
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any, NamedTuple
 
@@ -260,13 +260,16 @@ class ArrivalColumns:
 
     def hopeful(
         self, queue: list[Job], start: int, now: float, free: int, shadow: float, extra: int
-    ) -> list[Job]:
+    ) -> Iterator[Job]:
         """The jobs from position ``start`` on that pass EASY's backfilling test with ``free``
-        and ``extra`` processors (the same arithmetic as :func:`backfill_jobs`)."""
+        and ``extra`` processors (the same arithmetic as :func:`backfill_jobs`), in order,
+        produced a few at a time (backfilling usually stops long before the last)."""
         size = np.frombuffer(self.size, dtype=np.int64)[start:]
         ends = now + np.frombuffer(self.estimate, dtype=np.float64)[start:]
-        picked = np.flatnonzero((size <= free) & ((ends <= shadow) | (size <= extra)))
-        return [queue[start + k] for k in picked.tolist()]
+        picked = np.flatnonzero((size <= free) & ((ends <= shadow) | (size <= extra))) + start
+        del size, ends  # (a view would keep the columns from growing)
+        for lo in range(0, len(picked), 32):
+            yield from map(queue.__getitem__, picked[lo : lo + 32].tolist())
 
     def remove(self, queue: list[Job], jobs: list[Job]) -> None:
         """Take ``jobs`` off ``queue`` and the columns (jobs not in the queue are ignored)."""

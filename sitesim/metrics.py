@@ -182,7 +182,13 @@ def window_jobs(records: np.ndarray, window: tuple[float, float]) -> np.ndarray:
     state = records["state"]
     in_window = (records["submit"] >= t0) & (records["submit"] <= t1)
     ended = (state == JobState.COMPLETED) | (state == JobState.KILLED)
-    return records[in_window & ended]
+    return _subset(records, in_window & ended)
+
+
+def _subset(records: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``records[keep]``, without a copy when every record is kept (a long run's records are
+    large; the metrics only read them)."""
+    return records if keep.all() else records[keep]
 
 
 def summarize(
@@ -244,7 +250,7 @@ def summarize(
         values[f"{name}_bsld_mean"] = _mean(bounded[cls])
     values.update(_sessions(sel))
     values.update(_violations(records, sel))
-    values.update(_utility(records[in_window]))
+    values.update(_utility(_subset(records, in_window)))
     return Summary(**values)
 
 

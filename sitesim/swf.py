@@ -128,7 +128,7 @@ def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
     raw = _read_bytes(name)
     content = _decompress(name, raw)
     header, offset = split_header(content)
-    data = parse_job_lines(content[offset:])  # the common shape, vectorized
+    data = parse_job_lines(content, offset)  # the common shape, vectorized
     tails: dict[int, str] = {}
     if data is None:
         text = content.decode("utf-8", errors="replace")

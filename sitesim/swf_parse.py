@@ -45,25 +45,25 @@ def split_header(raw: bytes) -> tuple[list[str], int]:
     return header, min(pos, size)
 
 
-def parse_job_lines(body: bytes) -> np.ndarray | None:
-    """The job lines of ``body`` (the file after its header) as a float64 array (jobs × 18),
-    or None when they are not all plain 18-number lines."""
-    if b";" in body:
+def parse_job_lines(content: bytes, start: int = 0) -> np.ndarray | None:
+    """The job lines of ``content`` from offset ``start`` on (the file after its header) as a
+    float64 array (jobs × 18), or None when they are not all plain 18-number lines."""
+    if content.find(b";", start) >= 0:
         return None  # comments between job lines: the line-by-line reader keeps them out
-    parts = []
-    lo, size = 0, len(body)
+    data = np.empty((content.count(b"\n", start) + 1, FIELDS))  # room for every line
+    rows = 0
+    lo, size = start, len(content)
     while lo < size:
-        hi = size if size - lo <= CHUNK else body.rfind(b"\n", lo, lo + CHUNK) + 1
+        hi = size if size - lo <= CHUNK else content.rfind(b"\n", lo, lo + CHUNK) + 1
         if hi <= lo:  # a single line longer than a chunk: not an SWF job line
             return None
-        part = _parse_chunk(np.frombuffer(body, dtype=np.uint8, count=hi - lo, offset=lo))
+        part = _parse_chunk(np.frombuffer(content, dtype=np.uint8, count=hi - lo, offset=lo))
         if part is None:
             return None
-        parts.append(part)
+        data[rows : rows + len(part)] = part
+        rows += len(part)
         lo = hi
-    if not parts:
-        return np.empty((0, FIELDS))
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return data[:rows] if rows > 0.9 * len(data) else data[:rows].copy()
 
 
 def _parse_chunk(b: np.ndarray) -> np.ndarray | None:

@@ -9,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitesim.job import JobState
-from sitesim.schedulers import CREASY, EASY, ECON, REGISTRY, Conservative, create
-from sitesim.schedulers import queue_order
+from sitesim.schedulers import CREASY, EASY, ECON, REGISTRY, Conservative, create, queue_order
 from sitesim.schedulers.base import Scheduler
 from tests.conftest import run_jobs
 
