@@ -114,6 +114,10 @@ class Site:
         scheduler: the scheduling policy (a fresh one: it keeps state).
         strict: raise on an impossible job instead of rejecting and counting it.
         cancel_expired: cancel waiting jobs past their deadline (utility studies).
+        keep_jobs: keep every job object in :attr:`jobs`. With False (an open replay, where
+            nothing looks back at a job once it ended) ended jobs are turned into records a
+            block at a time and their places in :attr:`jobs` hold None, so a long trace is
+            never held as job objects at once; the result is the same.
     """
 
     def __init__(
@@ -123,6 +127,7 @@ class Site:
         *,
         strict: bool = False,
         cancel_expired: bool = False,
+        keep_jobs: bool = True,
     ) -> None:
         self.env = simpy.Environment()
         self.machine = Machine(self.env, procs, self._job_ended)
@@ -133,8 +138,10 @@ class Site:
         self._expiry: list[tuple[float, int, Job]] = []  # (latest useful start, id, job)
         #: Users submit jobs only before the horizon; then the machine drains.
         self.horizon = math.inf
-        #: Every accepted job, in submit order (``jobs[i].id == i + 1``).
-        self.jobs: list[Job] = []
+        #: Every accepted job, in submit order (``jobs[i].id == i + 1``); None for an ended
+        #: job already turned into a record (``keep_jobs=False``).
+        self.jobs: list[Job | None] = []
+        self._retired: RecordBlocks | None = None if keep_jobs else RecordBlocks()
         #: Refused submissions by reason.
         self.rejected: dict[str, int] = {}
         self.passes = 0
@@ -283,6 +290,8 @@ class Site:
 
     def _job_ended(self, job: Job) -> None:
         self._unfinished -= 1
+        if self._retired is not None:
+            self._retired.add(job, self.jobs)
         self.scheduler.job_ended(job, self.env.now)
         if not self._pass_due:
             self._request_pass()
@@ -369,7 +378,10 @@ class Site:
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:
         """Collect records and metrics of the jobs submitted so far."""
-        records = job_records(self.jobs)
+        if self._retired is None:
+            records = job_records(self.jobs)  # type: ignore[arg-type]  # (no None kept)
+        else:
+            records = self._retired.records(self.jobs)
         if math.isfinite(self.horizon):
             window = (warmup, self.horizon)
         elif len(records):  # a replay: from the first to the last submission
@@ -388,12 +400,59 @@ class Site:
             busy_levels=np.asarray(self.machine.busy_levels, dtype=np.int64),
             scheduler_stats={"passes": self.passes, **self.scheduler.stats()},
             rejected=dict(sorted(self.rejected.items())),
-            utility={
-                k: job.utility.to_text()
-                for k, job in enumerate(self.jobs)
-                if job.utility is not None
-            },
+            utility=self._utility_texts(),
         )
+
+    def _utility_texts(self) -> dict[int, str]:
+        """The SWF extension text of every job that carries a utility function, by record."""
+        texts = {} if self._retired is None else dict(self._retired.utility)
+        for k, job in enumerate(self.jobs):
+            if job is not None and job.utility is not None:
+                texts[k] = job.utility.to_text()
+        return dict(sorted(texts.items()))
+
+
+class RecordBlocks:
+    """Ended jobs turned into records a block at a time (:func:`~sitesim.records.job_records`,
+    the same rows), their places in the site's job list then cleared."""
+
+    #: Ended jobs gathered before they are turned into records.
+    BLOCK = 16_384
+
+    def __init__(self) -> None:
+        self._ended: list[Job] = []
+        self._records = job_records([])
+        #: The SWF extension text of each retired job with a utility function, by record.
+        self.utility: dict[int, str] = {}
+
+    def add(self, job: Job, jobs: list[Job | None]) -> None:
+        """``job`` ended; ``jobs`` is the site's list of jobs."""
+        self._ended.append(job)
+        if len(self._ended) >= self.BLOCK:
+            self._retire(self._ended, jobs)
+            self._ended = []
+
+    def records(self, jobs: list[Job | None]) -> np.ndarray:
+        """The records of every job in ``jobs``, retired or not, in order."""
+        self._retire(self._ended, jobs)
+        self._ended = []
+        self._retire([job for job in jobs if job is not None], jobs)
+        return self._records[: len(jobs)]
+
+    def _retire(self, block: list[Job], jobs: list[Job | None]) -> None:
+        if not block:
+            return
+        rows = job_records(block)
+        if len(self._records) < len(jobs):  # room for every job accepted so far, and more
+            grown = job_records([])
+            grown.resize(max(len(jobs), len(self._records) * 5 // 4), refcheck=False)
+            grown[: len(self._records)] = self._records
+            self._records = grown
+        self._records[rows["id"] - 1] = rows
+        for job in block:
+            if job.utility is not None:
+                self.utility[job.id - 1] = job.utility.to_text()
+            jobs[job.id - 1] = None
 
 
 def _defuse_interrupt(process: Event) -> None:

@@ -192,7 +192,10 @@ def _replay(
         workload, factor = workload.scaled(config.scale), config.scale
     if config.uncertainty or config.wealth_gini:
         workload = stated(workload, config)
-    site = Site(size, scheduler, strict=config.strict, cancel_expired=config.cancel_expired)
+    site = Site(
+        size, scheduler, strict=config.strict, cancel_expired=config.cancel_expired,
+        keep_jobs=plan is not None,  # an open replay never looks back at an ended job
+    )  # fmt: skip
     site.add_user(TraceUser(workload) if plan is None else FeedbackTraceUser(workload, plan))
     first, last = float(workload.submit[0]), float(workload.submit[-1])
     if progress is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -11,8 +12,9 @@ import sitesim
 from sitesim.errors import InvalidJobError, SchedulerError
 from sitesim.job import Job, JobState
 from sitesim.models.trace_user import TraceUser, TraceWorkload
-from sitesim.schedulers import FCFS, Scheduler
-from sitesim.site import AFTER_HORIZON, Site
+from sitesim.models.utility import UtilityFunction
+from sitesim.schedulers import FCFS, Scheduler, create
+from sitesim.site import AFTER_HORIZON, RecordBlocks, Site
 
 
 class Endless:
@@ -182,3 +184,23 @@ def test_a_scheduler_returning_a_job_twice_is_named():
     site.add_user(TraceUser(workload(1, 1)))
     with pytest.raises(SchedulerError, match="scheduler TWICE started the same job twice"):
         site.run()
+
+
+def test_an_open_replay_that_retires_ended_jobs_gives_the_same_result(monkeypatch):
+    # blocks of 3 ended jobs become records early; records, metrics and utility texts match
+    monkeypatch.setattr(RecordBlocks, "BLOCK", 3)
+    n = 20
+    work = TraceWorkload.from_jobs(
+        [5.0 * k for k in range(n)], [1 + k % 3 for k in range(n)], [7.0 + k % 5 for k in range(n)]
+    )
+    value = UtilityFunction.of([0.0, 100.0], [50.0, 0.0])
+    work = dataclasses.replace(work, utility=tuple(value if k % 4 else None for k in range(n)))
+    results = []
+    for keep in (True, False):
+        site = Site(3, create("EASY"), keep_jobs=keep)
+        site.add_user(TraceUser(work))
+        results.append(site.run())
+    kept, retired = results
+    assert kept.records.tobytes() == retired.records.tobytes()
+    assert kept.summary == retired.summary and kept.utility == retired.utility
+    assert len(kept.utility) == 15
