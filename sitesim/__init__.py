@@ -20,13 +20,7 @@ fast.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = version("sitesim")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
 
 #: Public name -> (module, attribute).
 _EXPORTS = {
@@ -71,6 +65,7 @@ __all__ = [
 ]  # fmt: skip
 
 if TYPE_CHECKING:
+    __version__: str
     from sitesim.config import ReplayConfig, RunConfig, SiteConfig
     from sitesim.errors import SitesimError
     from sitesim.job import Job
@@ -87,13 +82,26 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        module, attribute = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'sitesim' has no attribute {name!r}") from None
-    value = getattr(import_module(module), attribute)
+    if name == "__version__":
+        value: Any = _installed_version()
+    else:
+        try:
+            module, attribute = _EXPORTS[name]
+        except KeyError:
+            raise AttributeError(f"module 'sitesim' has no attribute {name!r}") from None
+        value = getattr(import_module(module), attribute)
     globals()[name] = value  # later lookups skip this function
     return value
+
+
+def _installed_version() -> str:
+    """The installed package's version (read on first use: the metadata lookup is slow)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sitesim")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
 
 
 def __dir__() -> list[str]:

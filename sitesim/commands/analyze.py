@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import add_activity_options, check_out
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.report import table
@@ -37,7 +38,7 @@ With --out, analysis.json holds every number and the PNG figures are written bes
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "analyze",
-        help="uncover user behaviour (think times, sessions, feedback) from SWF traces",
+        help=COMMANDS["analyze"],
         description="Analyse how the service a job got shapes what its user does next.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_executor_options,
     check_out,
@@ -49,7 +50,7 @@ COLUMNS = ("Direction", "Users", "Days", "n", "Response err(%)", "Wait err(%)",
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "compare",
-        help="open versus closed evaluation: how wrong is a trace replay?",
+        help=COMMANDS["compare"],
         description="Replay a site-level run's trace open under another scheduler and compare "
         "with a site-level run of that scheduler: the prediction error of open evaluation.",
         epilog=EPILOG,

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import add_activity_options
 from sitesim.output import check_output_file
 from sitesim.profile import WorkloadProfile, build_profile
@@ -28,7 +29,7 @@ of every source trace. Each trace weighs the same, however many jobs it has.
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "profile",
-        help="build a workload profile (JSON) from SWF traces",
+        help=COMMANDS["profile"],
         description="Build a workload profile from one or more SWF traces.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

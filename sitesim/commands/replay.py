@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.augment import GENERATORS
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_activity_options,
     add_jobs_option,
@@ -81,7 +82,7 @@ after that job's *simulated* end; jobs inside a batch keep their offsets; the ot
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "replay",
-        help="open (conventional) replay of an SWF trace under one or more schedulers",
+        help=COMMANDS["replay"],
         description="Replay the jobs of an SWF trace at their timestamps (an open model: "
         "submissions ignore how the scheduler serves them) and report the standard metrics.",
         epilog=REPLAY_EPILOG,

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import check_out
 from sitesim.config import ReplayConfig, RunConfig
 from sitesim.errors import ConfigError, SitesimError
@@ -36,7 +37,7 @@ AGAINST_OTHERS = frozenset({"competitive_ratio"})
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "rerun",
-        help="repeat a run from its results.json",
+        help=COMMANDS["rerun"],
         description="Run again the configuration stored in a results.json, and check that the "
         "summary is the same.",
         epilog=EPILOG,

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_scheduler_options,
     add_utility_shape_options,
@@ -92,7 +93,7 @@ def estimate_model(text: str) -> EstimateModel:
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "run",
-        help="site-level simulation: simulated users in the loop with the scheduler",
+        help=COMMANDS["run"],
         description="Simulate a site: users who submit jobs, wait for them, think, and "
         "continue or leave depending on how fast their jobs come back.",
         epilog=EPILOG,

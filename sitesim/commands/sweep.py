@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import add_executor_options, progress_report
 from sitesim.errors import ConfigError
 from sitesim.output import check_output_folder
@@ -56,7 +57,7 @@ SHOWN = (
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "sweep",
-        help="a grid of runs x replications (seeds) on a process pool or a Dask cluster",
+        help=COMMANDS["sweep"],
         description="Run every combination of the factor levels of a sweep file once per "
         "seed, and summarize the replications with 95 % confidence intervals.",
         epilog=EPILOG,

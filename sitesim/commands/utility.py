@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from sitesim.augment import GENERATORS, augment
+from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_jobs_option,
     add_utility_shape_options,
@@ -45,7 +46,7 @@ linear, convex, flat and mix are those of the robustness study (docs/reference/u
 def add_parser(commands: Any) -> None:
     p = commands.add_parser(
         "utility",
-        help="utility functions: augment a trace with them",
+        help=COMMANDS["utility"],
         description="Utility functions: the value users attach to their jobs' turnaround.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
