@@ -21,7 +21,7 @@ from sitesim.errors import require
 from sitesim.job import Job
 from sitesim.machine import Running
 
-from .queue_order import EASY, backfill_jobs, reserve
+from .queue_order import EASY, ArrivalColumns, backfill_jobs, reserve
 
 
 def criticality(response_minutes: float) -> float:
@@ -34,63 +34,16 @@ def criticality(response_minutes: float) -> float:
 SHORT_QUEUE = 16
 
 
-class JobColumns:
-    """Waiting jobs in arrival order as growable NumPy columns: job, submit, estimate, size, id.
-
-    Appends are amortized O(1) (the capacity doubles); removal compacts by a mask.
-    """
-
-    __slots__ = ("estimate", "id", "job", "n", "size", "submit")
-
-    def __init__(self, capacity: int = 64) -> None:
-        self.n = 0
-        self.job = np.empty(capacity, dtype=object)
-        self.submit = np.empty(capacity)
-        self.estimate = np.empty(capacity)
-        self.size = np.empty(capacity, dtype=np.int64)
-        self.id = np.empty(capacity, dtype=np.int64)
-
-    def append(self, job: Job) -> None:
-        n = self.n
-        if n == len(self.id):
-            for name in ("job", "submit", "estimate", "size", "id"):
-                column = getattr(self, name)
-                grown = np.empty(2 * n, dtype=column.dtype)
-                grown[:n] = column
-                setattr(self, name, grown)
-        self.job[n] = job
-        self.submit[n] = job.submit
-        self.estimate[n] = job.estimate
-        self.size[n] = job.size
-        self.id[n] = job.id
-        self.n = n + 1
-
-    def remove(self, jobs: list[Job]) -> None:
-        """Drop ``jobs`` (waiting jobs) keeping the order of the others."""
-        if len(jobs) == self.n:
-            self.job[: self.n] = None
-            self.n = 0
-            return
-        keep = np.ones(self.n, dtype=bool)
-        # ids grow with arrival, so the id column is sorted
-        keep[np.searchsorted(self.id[: self.n], [job.id for job in jobs])] = False
-        kept = int(keep.sum())
-        for name in ("job", "submit", "estimate", "size", "id"):
-            column = getattr(self, name)
-            column[:kept] = column[: self.n][keep]
-        self.job[kept : self.n] = None  # release the references
-        self.n = kept
-
-
 class CREASY(EASY):
     """EASY with priority α · criticality + seniority, recomputed at every pass.
 
-    The waiting jobs are kept twice: in EASY's queue list and as NumPy columns
-    (:class:`JobColumns`). Long queues are handled in NumPy: all priorities come from one
-    vectorized expression, and only the jobs that pass EASY's backfilling test with the pass's
-    initial free and extra processors (a necessary condition, since both only shrink) are
-    visited one by one. Short queues are sorted in plain Python, which is faster there. Either
-    way the rules are EASY's (:func:`reserve`, :func:`backfill_jobs`).
+    The waiting jobs' submit times, estimates, sizes and ids are kept beside EASY's queue list
+    (:class:`~sitesim.schedulers.queue_order.ArrivalColumns`). Long queues are handled in
+    NumPy: all priorities come from one vectorized expression, and only the jobs that pass
+    EASY's backfilling test with the pass's initial free and extra processors (a necessary
+    condition, since both only shrink) are visited one by one. Short queues are sorted in plain
+    Python, which is faster there. Either way the rules are EASY's (:func:`reserve`,
+    :func:`backfill_jobs`).
 
     Args:
         alpha: weight of criticality against seniority (minutes), ``alpha >= 0``.
@@ -102,7 +55,7 @@ class CREASY(EASY):
         require(alpha >= 0, f"alpha must be >= 0, got {alpha}")
         super().__init__(priority=self.job_priority)
         self.alpha = float(alpha)
-        self.waiting = JobColumns()
+        self.waiting = ArrivalColumns()
 
     def job_priority(self, job: Job, now: float) -> float:
         """α · criticality(R) + seniority, in minutes."""
@@ -112,8 +65,8 @@ class CREASY(EASY):
     def priorities(self, now: float) -> np.ndarray:
         """:meth:`job_priority` of every waiting job, in arrival order (same arithmetic)."""
         w = self.waiting
-        waited = (now - w.submit[: w.n]) / 60.0
-        root = 0.05 * (waited + w.estimate[: w.n] / 60.0) + 1.0
+        waited = (now - np.frombuffer(w.submit)) / 60.0
+        root = 0.05 * (waited + np.frombuffer(w.estimate) / 60.0) + 1.0
         return self.alpha * (0.04 / (root * root)) + waited
 
     def submit(self, job: Job, now: float) -> None:
@@ -122,33 +75,34 @@ class CREASY(EASY):
 
     def _order(self, now: float) -> np.ndarray:
         """Queue positions by priority, highest first, ties by arrival."""
-        return np.lexsort((self.waiting.id[: self.waiting.n], -self.priorities(now)))
+        return np.lexsort((np.frombuffer(self.waiting.id, dtype=np.int64), -self.priorities(now)))
 
     def select(self, now: float, free: int, running: Running) -> list[Job]:
-        w = self.waiting
-        if free == 0 or w.n == 0:
+        queue = self.queue
+        if free == 0 or not queue:
             return []
-        if w.n <= SHORT_QUEUE:
+        if len(queue) <= SHORT_QUEUE:
             return super().select(now, free, running)  # EASY's pass, on ordered()
         order = self._order(now)
-        sizes = w.size[order]
+        size = np.frombuffer(self.waiting.size, dtype=np.int64)
+        sizes = size[order]
         first = int(np.count_nonzero(np.cumsum(sizes) <= free))  # the prefix that fits
-        started: list[Job] = list(w.job[order[:first]])
+        started: list[Job] = [queue[k] for k in order[:first].tolist()]
         free -= int(sizes[:first].sum())
-        if first < w.n and free > 0:
-            head = w.job[order[first]]
+        if first < len(queue) and free > 0:
+            head = queue[int(order[first])]
             shadow, extra = reserve(head, now, free, running, started)
             self.reservation = (head, shadow)
             rest = order[first + 1 :]
-            size = w.size[rest]
-            ends_in_time = now + w.estimate[rest] <= shadow
-            hopeful = rest[(size <= free) & (ends_in_time | (size <= extra))]
-            backfill_jobs(now, free, shadow, extra, started, w.job[hopeful])
+            ends_in_time = now + np.frombuffer(self.waiting.estimate)[rest] <= shadow
+            hopeful = rest[(size[rest] <= free) & (ends_in_time | (size[rest] <= extra))]
+            backfill_jobs(
+                now, free, shadow, extra, started, map(queue.__getitem__, hopeful.tolist())
+            )
         return started
 
     def dequeue(self, started: list[Job]) -> None:
-        super().dequeue(started)
-        self.waiting.remove(started)
+        self.waiting.remove(self.queue, started)
 
     def params(self) -> dict[str, Any]:
         return {"alpha": self.alpha}

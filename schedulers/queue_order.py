@@ -243,19 +243,22 @@ class _Blocked(NamedTuple):
 
 
 class ArrivalColumns:
-    """The size, estimate and id of every job of a queue kept in arrival order, in typed arrays
-    beside it: appends and removals at C speed, and NumPy views to screen a long queue."""
+    """The size, estimate, submit time and id of every job of a queue kept in arrival order, in
+    typed arrays beside it: appends and removals at C speed, and NumPy views (made and dropped
+    within a pass: a live view would stop the arrays from growing) to screen a long queue."""
 
-    __slots__ = ("estimate", "id", "size")
+    __slots__ = ("estimate", "id", "size", "submit")
 
     def __init__(self) -> None:
         self.size = array("q")
         self.estimate = array("d")
+        self.submit = array("d")
         self.id = array("q")
 
     def append(self, job: Job) -> None:
         self.size.append(int(job.size))
         self.estimate.append(job.estimate)
+        self.submit.append(job.submit)
         self.id.append(job.id)
 
     def hopeful(
@@ -288,7 +291,7 @@ class ArrivalColumns:
                 positions.append(k)
             positions.sort(reverse=True)
         for k in positions:
-            del queue[k], self.size[k], self.estimate[k], self.id[k]
+            del queue[k], self.size[k], self.estimate[k], self.submit[k], self.id[k]
 
 
 def reserve(
