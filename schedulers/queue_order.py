@@ -142,9 +142,12 @@ class EASY(FCFS):
         self._blocked: _Blocked | None = None
 
     def submit(self, job: Job, now: float) -> None:
-        super().submit(job, now)
-        if self._columns is not None:
-            self._columns.append(job)
+        columns = self._columns
+        if columns is None:
+            super().submit(job, now)
+        else:
+            self.queue.append(job)
+            columns.append(job)
 
     def job_ended(self, job: Job, now: float) -> None:
         self._blocked = None  # processors came back: the next pass looks at every job
@@ -172,7 +175,7 @@ class EASY(FCFS):
         )
         self._blocked = (
             None
-            if _ends_at(started, 0, now, shadow)
+            if started and _ends_at(started, 0, now, shadow)
             else blocked._replace(free=free, extra=extra, seen=len(queue) - len(started))
         )
         return started
@@ -191,7 +194,9 @@ class EASY(FCFS):
         else:
             candidates = islice(queue, first + 1, None)
         free, extra = backfill_jobs(now, free, shadow, extra, started, candidates)
-        if columns is not None and not _ends_at(started, first, now, shadow):
+        if columns is not None and not (
+            len(started) > first and _ends_at(started, first, now, shadow)
+        ):
             self._blocked = _Blocked(head, free, shadow, extra, len(queue) - len(started))
 
     def dequeue(self, started: list[Job]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from typing import TypeAlias, cast
+from typing import TypeAlias
 
 import simpy
 
@@ -45,30 +45,30 @@ class Machine:
             raise RuntimeError(
                 f"over-allocation: job {job.id} needs {job.size} processors, {self.free} are free"
             )
-        now = self.env.now
+        env = self.env
+        now = env.now
         job.mark_started(now)
         size, estimate, runtime = job.size, job.estimate, job.runtime
         self.free -= size
         insort(self.running, (now + estimate, job.id, size))
         self._log_level(now)
-        done = self.env.timeout(runtime if runtime <= estimate else estimate, job)
-        done.callbacks.append(self._end)
+        env.timeout(runtime if runtime <= estimate else estimate, job).callbacks.append(self._end)
 
     def _end(self, event: simpy.Event) -> None:
-        job = cast(Job, event._value)
+        job: Job = event._value
         now = self.env.now
+        size = job.size
         running = self.running
-        del running[bisect_left(running, (job.start + job.estimate, job.id, job.size))]
-        self.free += job.size
+        del running[bisect_left(running, (job.start + job.estimate, job.id, size))]
+        self.free += size
         job.mark_ended(now)
         self._log_level(now)
         self._on_end(job)
 
     def _log_level(self, now: float) -> None:
         busy = self.procs - self.free
-        times = self.busy_times
-        if times[-1] == now:
+        if self.busy_times[-1] == now:
             self.busy_levels[-1] = busy
         else:
-            times.append(now)
+            self.busy_times.append(now)
             self.busy_levels.append(busy)
