@@ -221,8 +221,9 @@ class EASY(FCFS):
         return self.priority is None or type(self) is not EASY
 
 
-#: Queues longer than this (behind the reserved job) are screened in NumPy for backfilling.
-SCREEN_QUEUE = 64
+#: Queues longer than this (behind the reserved job) are screened in NumPy for backfilling
+#: (measured: a plain Python scan costs about 30 ns a job, the NumPy screen about 6 µs a pass).
+SCREEN_QUEUE = 200
 
 
 def _ends_at(started: list[Job], first: int, now: float, shadow: float) -> bool:
