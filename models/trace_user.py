@@ -16,12 +16,12 @@ Which trace lines become jobs (docs/reference/replay.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from simpy.events import Event
+from simpy.events import NORMAL, Event
 
 from sitesim.errors import ConfigError, InvalidJobError, require
 from sitesim.job import MIN_ESTIMATE, Job
@@ -235,8 +235,9 @@ def _at_least_min(estimate: np.ndarray) -> tuple[np.ndarray, int]:
 class TraceUser:
     """Submits the jobs of a :class:`TraceWorkload` at their timestamps, ignoring completions.
 
-    The arrivals are a chain of timeouts whose callback submits every job due and schedules
-    the next one (cheaper than resuming a process at each timestamp); the user process itself
+    The arrivals are one event, scheduled for each timestamp in turn, whose callback submits
+    every job due and schedules it again for the next (cheaper than resuming a process, or
+    making a timeout, at each timestamp); the user process itself
     only waits for the chain to end. The columns are turned into Python values a block at a
     time, so a long trace is never held as Python objects at once.
     """
@@ -258,6 +259,11 @@ class TraceUser:
         self._id_of_number: dict[int, int] | None = (
             {} if len(w) and bool((w.preceding > 0).any()) else None
         )
+        # the next arrival: one event, scheduled again for each timestamp (as a timeout would
+        # be: same priority, same order), not a new timeout each time
+        self._alarm = Event(site.env)
+        self._alarm._ok, self._alarm._value = True, None
+        self._alarm_callbacks: list[Callable[[Any], None]] = [self._arrive]
         self._arrive(None)
         yield self._finished
 
@@ -289,7 +295,8 @@ class TraceUser:
                 if submit > site.horizon:
                     break
                 self._next = row
-                env.timeout(submit - now).callbacks.append(self._arrive)
+                self._alarm.callbacks = self._alarm_callbacks
+                env.schedule(self._alarm, NORMAL, submit - now)
                 return
             job = Job(
                 size, runtime, estimate, user=user, trace_row=trace_row, priority=priority,

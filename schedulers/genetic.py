@@ -202,10 +202,19 @@ class EasyPlan(Fitness):
         rows = np.broadcast_to(np.arange(orders.shape[1]), orders.shape)
         return self.columns.evaluate(rows, ends - self.submit).sum(axis=1)
 
+    def __init__(
+        self, queue: list[Job], now: float, free: int, procs: int, running: Running
+    ) -> None:
+        super().__init__(queue, now, free, procs, running)
+        self.ids = [job.id for job in queue]
+        #: the running jobs as the engine keeps them, (estimated end, id, size): ties at the
+        #: shadow time fall as in :func:`~sitesim.schedulers.base.shadow_time`
+        self.running_by_end = [(max(end, now), id_, size) for end, id_, size in running]
+
     def _completions(self, order: list[int]) -> np.ndarray:
-        size, estimate = self.size, self.estimate
+        size, estimate, ids = self.size, self.estimate, self.ids
         now, free = self.now, self.free
-        running = [(max(end, now), s) for end, s in self.running]
+        running = list(self.running_by_end)
         heapq.heapify(running)
         end = np.empty(len(order))
         waiting = order
@@ -214,7 +223,7 @@ class EasyPlan(Fitness):
                 j = waiting.pop(0)
                 end[j] = now + estimate[j]
                 free -= int(size[j])
-                heapq.heappush(running, (end[j], int(size[j])))
+                heapq.heappush(running, (end[j], ids[j], int(size[j])))
             if waiting:  # the head's reservation, then backfilling around it
                 shadow, extra = reservation(running, free, int(size[waiting[0]]))
                 kept = waiting[:1]
@@ -225,21 +234,22 @@ class EasyPlan(Fitness):
                             extra -= int(size[j])
                         end[j] = now + estimate[j]
                         free -= int(size[j])
-                        heapq.heappush(running, (end[j], int(size[j])))
+                        heapq.heappush(running, (end[j], ids[j], int(size[j])))
                     else:
                         kept.append(j)
                 waiting = kept
-                now, released = heapq.heappop(running)  # the next end
+                now, _, released = heapq.heappop(running)  # the next end
                 free += released
                 while running and running[0][0] <= now:
-                    free += heapq.heappop(running)[1]
+                    free += heapq.heappop(running)[2]
         return end
 
 
-def reservation(running: list[tuple[float, int]], free: int, need: int) -> tuple[float, int]:
-    """EASY's shadow time for ``need`` processors given the running jobs' (end, size), and the
-    processors free then beyond the need."""
-    for end, size in sorted(running):
+def reservation(running: Running, free: int, need: int) -> tuple[float, int]:
+    """EASY's shadow time for ``need`` processors given the running jobs' (end, id, size), and
+    the processors free then beyond the need (as :func:`~sitesim.schedulers.base.shadow_time`
+    counts them)."""
+    for end, _, size in sorted(running):
         free += size
         if free >= need:
             return end, free - need

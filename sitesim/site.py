@@ -358,7 +358,7 @@ class Site:
             self._close()
         try:
             if progress is None:
-                env.run()
+                _run_events(env)
             else:  # step by hand: run(until=...) would leave its stop event in the queue
                 step, peek = env.step, env.peek
                 checkpoint = env.now + progress_step
@@ -453,6 +453,28 @@ class RecordBlocks:
             if job.utility is not None:
                 self.utility[job.id - 1] = job.utility.to_text()
             jobs[job.id - 1] = None
+
+
+def _run_events(env: simpy.Environment) -> None:
+    """Process events until none is left: :meth:`simpy.Environment.step` in a loop, inlined
+    (one function call less per event, a tenth of a replay's time). It reads the
+    environment's event queue and clock as SimPy 4 keeps them; with another layout it falls
+    back to :meth:`~simpy.Environment.run`."""
+    queue = getattr(env, "_queue", None)
+    if not isinstance(queue, list) or not isinstance(getattr(env, "_now", None), int | float):
+        env.run()
+        return
+    pop = heapq.heappop
+    while queue:
+        env._now, _, _, event = pop(queue)
+        callbacks, event.callbacks = event.callbacks, None
+        for callback in callbacks:
+            callback(event)
+        if not event._ok and not hasattr(event, "_defused"):  # a failure nobody handled
+            failure = event._value
+            error = type(failure)(*failure.args)  # (as SimPy raises it)
+            error.__cause__ = failure
+            raise error
 
 
 def _defuse_interrupt(process: Event) -> None:
