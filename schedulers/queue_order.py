@@ -114,9 +114,10 @@ class EASY(FCFS):
     than the processors left over at the shadow time (the *extra* processors).
 
     In arrival order (no priority), two shortcuts keep a long queue cheap without changing a
-    decision: the sizes and estimates of the waiting jobs are kept beside the queue
-    (:class:`ArrivalColumns`), so NumPy screens a long queue for the jobs that could be
-    backfilled at all; and a pass that follows a blocked pass with nothing new but arrivals
+    decision. While the queue is longer than :data:`SCREEN_QUEUE` jobs, the sizes and estimates
+    of the waiting jobs are kept beside it (:class:`ArrivalColumns`), so NumPy screens it for
+    the jobs that could be backfilled at all; and a pass that follows a blocked pass with
+    nothing new but arrivals
     (same head, no processor returned) reuses its shadow time and extra processors and looks
     only at the new jobs, since every job the last pass turned down would be turned down again
     (free and extra processors have not grown, the shadow time has not moved, the clock has only
@@ -135,19 +136,20 @@ class EASY(FCFS):
         self.priority = priority
         #: The reservation of the last pass that made one: ``(job, shadow time)``.
         self.reservation: tuple[Job, float] | None = None
-        in_arrival_order = (
+        #: The pass considers the queue as it stands (arrival order): the shortcuts apply.
+        self._in_arrival_order = (
             priority is None and self.arrival_order and type(self).ordered is EASY.ordered
         )
-        self._columns = ArrivalColumns() if in_arrival_order else None
+        #: Kept only while the queue is long (they cost more than they save on a short one).
+        self._columns: ArrivalColumns | None = None
         self._blocked: _Blocked | None = None
 
     def submit(self, job: Job, now: float) -> None:
-        columns = self._columns
-        if columns is None:
-            super().submit(job, now)
-        else:
-            self.queue.append(job)
-            columns.append(job)
+        super().submit(job, now)
+        if self._columns is not None:
+            self._columns.append(job)
+        elif self._in_arrival_order and len(self.queue) > SCREEN_QUEUE:
+            self._columns = ArrivalColumns.of(self.queue)
 
     def job_ended(self, job: Job, now: float) -> None:
         self._blocked = None  # processors came back: the next pass looks at every job
@@ -204,6 +206,8 @@ class EASY(FCFS):
             super().dequeue(started)
         else:
             self._columns.remove(self.queue, started)
+            if len(self.queue) < SCREEN_QUEUE // 2:  # short again (half, not to flap)
+                self._columns = self._blocked = None
 
     def withdraw(self, jobs: list[Job]) -> None:
         self._blocked = None
@@ -260,6 +264,14 @@ class ArrivalColumns:
         self.estimate = array("d")
         self.submit = array("d")
         self.id = array("q")
+
+    @classmethod
+    def of(cls, queue: list[Job]) -> ArrivalColumns:
+        """The columns of the jobs of ``queue``."""
+        columns = cls()
+        for job in queue:
+            columns.append(job)
+        return columns
 
     def append(self, job: Job) -> None:
         self.size.append(int(job.size))
