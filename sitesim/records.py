@@ -15,6 +15,7 @@ schedulers saw; NaN for jobs without one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from operator import attrgetter
 
 import numpy as np
@@ -63,8 +64,10 @@ def job_records(jobs: Sequence[Job]) -> np.ndarray:
     if not jobs:
         return rec
     for lo in range(0, len(jobs), _BLOCK):  # one tuple per job, a block of rows at a time
-        rows = np.array(list(map(_direct, jobs[lo : lo + _BLOCK])), dtype=np.float64)
         block = rec[lo : lo + _BLOCK]
+        values = chain.from_iterable(map(_direct, jobs[lo : lo + _BLOCK]))
+        rows = np.fromiter(values, dtype=np.float64, count=len(block) * len(_DIRECT))
+        rows = rows.reshape(len(block), len(_DIRECT))
         for k, name in enumerate(_DIRECT):
             block[name] = rows[:, k]
     rec["wait"] = rec["start"] - rec["submit"]
