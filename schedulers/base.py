@@ -141,11 +141,17 @@ def shadow_time(need: int, free: int, running: Running) -> tuple[float, int]:
     """When will ``need`` processors be free, and how many beyond ``need`` are free then?
 
     ``free`` processors are free now; each running job returns its processors at its estimated
-    end. Returns ``(shadow time, extra processors)``. ``need`` must not exceed the machine.
+    end. Returns ``(shadow time, extra processors)``; the extra processors include those of
+    every job that ends at the shadow time itself. ``need`` must not exceed the machine.
     """
     avail = free
-    for end, _, size in running:
+    jobs = iter(running)
+    for end, _, size in jobs:
         avail += size
         if avail >= need:
+            for later, _, more in jobs:  # the others ending at the shadow time
+                if later != end:
+                    break
+                avail += more
             return end, avail - need
     raise RuntimeError(f"{need} processors never become free: the job is larger than the machine")

@@ -207,8 +207,7 @@ class EasyPlan(Fitness):
     ) -> None:
         super().__init__(queue, now, free, procs, running)
         self.ids = [job.id for job in queue]
-        #: the running jobs as the engine keeps them, (estimated end, id, size): ties at the
-        #: shadow time fall as in :func:`~sitesim.schedulers.base.shadow_time`
+        #: the running jobs as the engine keeps them, (estimated end, id, size)
         self.running_by_end = [(max(end, now), id_, size) for end, id_, size in running]
 
     def _completions(self, order: list[int]) -> np.ndarray:
@@ -249,10 +248,11 @@ def reservation(running: Running, free: int, need: int) -> tuple[float, int]:
     """EASY's shadow time for ``need`` processors given the running jobs' (end, id, size), and
     the processors free then beyond the need (as :func:`~sitesim.schedulers.base.shadow_time`
     counts them)."""
-    for end, _, size in sorted(running):
+    ordered = sorted(running)
+    for k, (end, _, size) in enumerate(ordered):
         free += size
-        if free >= need:
-            return end, free - need
+        if free >= need:  # with every other job ending at the shadow time
+            return end, free - need + sum(s for e, _, s in ordered[k + 1 :] if e == end)
     return math.inf, 0
 
 

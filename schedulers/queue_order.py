@@ -121,8 +121,7 @@ class EASY(FCFS):
     (same head, no processor returned) reuses its shadow time and extra processors and looks
     only at the new jobs, since every job the last pass turned down would be turned down again
     (free and extra processors have not grown, the shadow time has not moved, the clock has only
-    advanced). A job backfilled to end exactly at the shadow time ends the reuse
-    (:func:`_ends_at`).
+    advanced).
 
     Args:
         priority: optional ``priority(job, now)``; higher first, ties by arrival. It is
@@ -171,15 +170,10 @@ class EASY(FCFS):
             self._blocked = None  # (set again by a pass that blocks)
             return super().select(now, free, running)
         started: list[Job] = []  # only the jobs that arrived since can start
-        shadow = blocked.shadow
         free, extra = backfill_jobs(
-            now, free, shadow, blocked.extra, started, islice(queue, blocked.seen, None)
+            now, free, blocked.shadow, blocked.extra, started, islice(queue, blocked.seen, None)
         )
-        self._blocked = (
-            None
-            if started and _ends_at(started, 0, now, shadow)
-            else blocked._replace(free=free, extra=extra, seen=len(queue) - len(started))
-        )
+        self._blocked = blocked._replace(free=free, extra=extra, seen=len(queue) - len(started))
         return started
 
     def backfill(
@@ -196,9 +190,7 @@ class EASY(FCFS):
         else:
             candidates = islice(queue, first + 1, None)
         free, extra = backfill_jobs(now, free, shadow, extra, started, candidates)
-        if columns is not None and not (
-            len(started) > first and _ends_at(started, first, now, shadow)
-        ):
+        if columns is not None:
             self._blocked = _Blocked(head, free, shadow, extra, len(queue) - len(started))
 
     def dequeue(self, started: list[Job]) -> None:
@@ -228,16 +220,6 @@ class EASY(FCFS):
 #: Queues longer than this (behind the reserved job) are screened in NumPy for backfilling
 #: (measured: a plain Python scan costs about 30 ns a job, the NumPy screen about 6 µs a pass).
 SCREEN_QUEUE = 200
-
-
-def _ends_at(started: list[Job], first: int, now: float, shadow: float) -> bool:
-    """Whether a job backfilled (``started[first:]``) ends exactly at the shadow time.
-
-    :func:`shadow_time` stops at the first running job that frees enough processors, so its
-    extra processors leave out the jobs ending at the shadow time after that one; a job
-    backfilled to end exactly then can therefore change the next pass's extra processors, and
-    the next pass must look at every job again."""
-    return any(now + job.estimate == shadow for job in islice(started, first, None))
 
 
 class _Blocked(NamedTuple):

@@ -116,6 +116,16 @@ def test_shadow_time():
         shadow_time(12, 1, running)
 
 
+def test_the_extra_processors_count_every_job_ending_at_the_shadow_time():
+    # 2 processors free; two 2-processor jobs end at 100: a 4-processor head is reserved at 100
+    # with 2 extra processors (the comparison with pyss found the second job left out)
+    running = [(100.0, 1, 2), (100.0, 2, 2), (1000.0, 3, 2)]
+    assert shadow_time(4, 2, running) == (100.0, 2)
+    assert shadow_time(3, 2, running) == (100.0, 3)
+    policy = queue_of(EASY(), [waiting(4, 4, 10, 1.0), waiting(5, 2, 500, 2.0)])
+    assert [j.id for j in policy.allocate(2.0, 2, running)] == [5]  # on the extra processors
+
+
 def test_static_orders_sjf_ljf_scdf():
     def jobs() -> list[Job]:
         return [waiting(1, 2, 300, 0.0), waiting(2, 8, 100, 0.0), waiting(3, 1, 200, 0.0)]
