@@ -16,15 +16,16 @@ Which trace lines become jobs (docs/reference/replay.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from simpy.events import NORMAL, Event
+from simpy.events import Event
 
 from sitesim.errors import ConfigError, InvalidJobError, require
 from sitesim.job import MIN_ESTIMATE, Job
+from sitesim.site import Alarm
 from sitesim.swf import SWFTrace
 
 from .utility import UtilityFunction
@@ -237,9 +238,9 @@ class TraceUser:
 
     The arrivals are one event, scheduled for each timestamp in turn, whose callback submits
     every job due and schedules it again for the next (cheaper than resuming a process, or
-    making a timeout, at each timestamp); the user process itself
-    only waits for the chain to end. The columns are turned into Python values a block at a
-    time, so a long trace is never held as Python objects at once.
+    making a timeout, at each timestamp); the user process itself only waits for the last
+    submission. The columns are turned into Python values a block at a time, so a long trace
+    is never held as Python objects at once.
     """
 
     #: Jobs converted to Python values at a time.
@@ -259,11 +260,7 @@ class TraceUser:
         self._id_of_number: dict[int, int] | None = (
             {} if len(w) and bool((w.preceding > 0).any()) else None
         )
-        # the next arrival: one event, scheduled again for each timestamp (as a timeout would
-        # be: same priority, same order), not a new timeout each time
-        self._alarm = Event(site.env)
-        self._alarm._ok, self._alarm._value = True, None
-        self._alarm_callbacks: list[Callable[[Any], None]] = [self._arrive]
+        self._alarm = Alarm(site.env, self._arrive)  # the next arrival
         self._arrive(None)
         yield self._finished
 
@@ -295,21 +292,18 @@ class TraceUser:
                 if submit > site.horizon:
                     break
                 self._next = row
-                self._alarm.callbacks = self._alarm_callbacks
-                env.schedule(self._alarm, NORMAL, submit - now)
+                self._alarm.set(submit - now)
                 return
             job = Job(
                 size, runtime, estimate, user=user, trace_row=trace_row, priority=priority,
                 utility=utility, stated=stated,
             )  # fmt: skip
+            if id_of_number is not None and preceding > 0:
+                job.preceding = id_of_number.get(preceding, -1)
+                job.think = think
+            site.submit(job)
             if id_of_number is not None:
-                if preceding > 0:
-                    job.preceding = id_of_number.get(preceding, -1)
-                    job.think = think
-                site.submit(job)
                 id_of_number[number] = job.id
-            else:
-                site.submit(job)
             row = next(rows, None)
         self._next = None
         self._finished.succeed()

@@ -27,7 +27,6 @@ EASY for real (docs/background/decisions.md).
 from __future__ import annotations
 
 import heapq
-import math
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ from sitesim.job import Job
 from sitesim.machine import Running
 from sitesim.models.utility import UtilityColumns, UtilityFunction
 
+from .base import shadow_time
 from .queue_order import EASY
 
 #: The function of a job without one: worth nothing.
@@ -224,7 +224,8 @@ class EasyPlan(Fitness):
                 free -= int(size[j])
                 heapq.heappush(running, (end[j], ids[j], int(size[j])))
             if waiting:  # the head's reservation, then backfilling around it
-                shadow, extra = reservation(running, free, int(size[waiting[0]]))
+                # (the heap, sorted: as the machine keeps its running jobs)
+                shadow, extra = shadow_time(int(size[waiting[0]]), free, sorted(running))
                 kept = waiting[:1]
                 for j in waiting[1:]:
                     fits = size[j] <= free
@@ -242,18 +243,6 @@ class EasyPlan(Fitness):
                 while running and running[0][0] <= now:
                     free += heapq.heappop(running)[2]
         return end
-
-
-def reservation(running: Running, free: int, need: int) -> tuple[float, int]:
-    """EASY's shadow time for ``need`` processors given the running jobs' (end, id, size), and
-    the processors free then beyond the need (as :func:`~sitesim.schedulers.base.shadow_time`
-    counts them)."""
-    ordered = sorted(running)
-    for k, (end, _, size) in enumerate(ordered):
-        free += size
-        if free >= need:  # with every other job ending at the shadow time
-            return end, free - need + sum(s for e, _, s in ordered[k + 1 :] if e == end)
-    return math.inf, 0
 
 
 FITNESS = {"fluid": Fitness, "easy": EasyPlan}

@@ -117,11 +117,10 @@ class EASY(FCFS):
     decision. While the queue is longer than :data:`SCREEN_QUEUE` jobs, the sizes and estimates
     of the waiting jobs are kept beside it (:class:`ArrivalColumns`), so NumPy screens it for
     the jobs that could be backfilled at all; and a pass that follows a blocked pass with
-    nothing new but arrivals
-    (same head, no processor returned) reuses its shadow time and extra processors and looks
-    only at the new jobs, since every job the last pass turned down would be turned down again
-    (free and extra processors have not grown, the shadow time has not moved, the clock has only
-    advanced).
+    nothing new but arrivals (same head, no processor returned) reuses its shadow time and
+    extra processors and looks only at the new jobs, since every job the last pass turned down
+    would be turned down again (free and extra processors have not grown, the shadow time has
+    not moved, the clock has only advanced).
 
     Args:
         priority: optional ``priority(job, now)``; higher first, ties by arrival. It is

@@ -48,11 +48,11 @@ class Machine:
         env = self.env
         now = env.now
         job.mark_started(now)
-        size, estimate, runtime = job.size, job.estimate, job.runtime
+        size = job.size
         self.free -= size
-        insort(self.running, (now + estimate, job.id, size))
+        insort(self.running, (now + job.estimate, job.id, size))
         self._log_level(now)
-        env.timeout(runtime if runtime <= estimate else estimate, job).callbacks.append(self._end)
+        env.timeout(job.duration, job).callbacks.append(self._end)
 
     def _end(self, event: simpy.Event) -> None:
         job: Job = event._value

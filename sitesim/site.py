@@ -52,6 +52,25 @@ class User(Protocol):
     def run(self, site: Site) -> ProcessGenerator: ...
 
 
+class Alarm:
+    """One SimPy event, scheduled again each time it is set, that calls ``callback`` when it
+    fires: what a timeout does, without a new event object each time. It fires in the order a
+    timeout set at the same moment would (same priority, the next event id)."""
+
+    __slots__ = ("_callbacks", "_env", "_event")
+
+    def __init__(self, env: simpy.Environment, callback: Callable[[Event], None]) -> None:
+        self._env = env
+        self._event = Event(env)
+        self._event._ok, self._event._value = True, None
+        self._callbacks = [callback]
+
+    def set(self, delay: float = 0.0, priority: EventPriority = NORMAL) -> None:
+        """Fire ``delay`` seconds from now (it must not be pending already)."""
+        self._event.callbacks = self._callbacks
+        self._env.schedule(self._event, priority, delay)
+
+
 @dataclass(frozen=True)
 class SiteResult:
     """What a run produced, as plain data.
@@ -155,10 +174,7 @@ class Site:
         # The allocation pass is one event, scheduled again whenever a pass is requested (a
         # callback, not a process: no generator to resume, no event to create per pass).
         self._pass_due = False
-        self._pass_event = Event(self.env)
-        self._pass_event._ok = True
-        self._pass_event._value = None
-        self._pass_callbacks: list[Callable[[Event], None]] = [self._allocation_pass]
+        self._pass = Alarm(self.env, self._allocation_pass)
 
     @property
     def now(self) -> float:
@@ -253,9 +269,7 @@ class Site:
     def _request_pass(self) -> None:
         """Schedule an allocation pass at this instant, after its NORMAL events."""
         self._pass_due = True
-        event = self._pass_event
-        event.callbacks = self._pass_callbacks
-        self.env.schedule(event, LATE)
+        self._pass.set(priority=LATE)
 
     def _allocation_pass(self, _event: Event) -> None:
         """One allocation pass: ask the scheduler which waiting jobs to start, start them."""
@@ -424,8 +438,7 @@ class RecordBlocks:
 
     def records(self, jobs: list[Job | None]) -> np.ndarray:
         """The records of every job in ``jobs``, retired or not, in order."""
-        self._retire(self._ended, jobs)
-        self._ended = []
+        self._ended = []  # (still in ``jobs``: retired with the others)
         self._retire([job for job in jobs if job is not None], jobs)
         return self._records[: len(jobs)]
 
@@ -464,10 +477,11 @@ def _run_events(
         return
     pop = heapq.heappop
     while queue:
-        if queue[0][0] >= checkpoint and progress is not None:
-            progress(queue[0][0])
-            checkpoint = queue[0][0] + progress_step
-        env._now, _, _, event = pop(queue)
+        now, _, _, event = pop(queue)
+        if now >= checkpoint and progress is not None:
+            progress(now)
+            checkpoint = now + progress_step
+        env._now = now
         callbacks, event.callbacks = event.callbacks, None
         for callback in callbacks:
             callback(event)
