@@ -24,8 +24,8 @@ import numpy as np
 from simpy.events import Event
 
 from sitesim.errors import ConfigError, InvalidJobError, require
+from sitesim.event_queue import Alarm
 from sitesim.job import MIN_ESTIMATE, Job
-from sitesim.site import Alarm
 from sitesim.swf import SWFTrace
 
 from .utility import UtilityFunction

@@ -11,6 +11,7 @@ job started must be waiting, and together they must fit (:meth:`Scheduler.alloca
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from operator import is_
 from typing import Any, ClassVar
 
 from sitesim.errors import SchedulerError
@@ -95,6 +96,8 @@ class Scheduler(ABC):
             for job in started:  # a search in C per job (jobs compare by identity)
                 if job in queue:
                     queue.remove(job)
+        elif len(queue) >= n and queue[n - 1] is started[-1] and all(map(is_, queue, started)):
+            del queue[:n]  # the first n started, in order (FCFS after a burst of ends)
         else:
             gone = set(started)
             self.queue = [job for job in queue if job not in gone]

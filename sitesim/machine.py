@@ -5,11 +5,15 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from typing import TypeAlias
+from heapq import heappush
+from typing import Any, TypeAlias
 
 import simpy
+from simpy.events import NORMAL
 
+from sitesim import event_queue
 from sitesim.errors import require
+from sitesim.event_queue import Notice
 from sitesim.job import Job
 
 #: The running jobs as schedulers see them: ``(estimated end, job id, size)`` tuples in
@@ -38,6 +42,8 @@ class Machine:
         self.busy_times = array("d", [0.0])
         self.busy_levels = array("q", [0])
         self._on_end = on_end
+        self._end_callbacks: list[Callable[[Any], None]] = [self._end]
+        self._queue: list[Any] | None = env._queue if event_queue.direct(env) else None
 
     def start(self, job: Job) -> None:
         """Start ``job`` now; it must fit in the free processors."""
@@ -52,9 +58,15 @@ class Machine:
         self.free -= size
         insort(self.running, (now + job.estimate, job.id, size))
         self._log_level(now)
-        env.timeout(job.duration, job).callbacks.append(self._end)
+        queue = self._queue
+        if queue is not None:  # (a timeout's place in the queue, without the timeout)
+            end = Notice()
+            end.callbacks, end._value = self._end_callbacks, job
+            heappush(queue, (now + job.duration, NORMAL, next(env._eid), end))
+        else:
+            env.timeout(job.duration, job).callbacks.append(self._end)
 
-    def _end(self, event: simpy.Event) -> None:
+    def _end(self, event: Notice | simpy.Event) -> None:
         job: Job = event._value
         now = self.env.now
         size = job.size

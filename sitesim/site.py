@@ -4,9 +4,11 @@ Same-instant ordering (a promise every test relies on):
 
 1. Arrivals and terminations at time *t* are ordinary SimPy events. They only update state
    (queue, free processors) and request an allocation pass.
-2. The allocation pass is an event scheduled at *t* with a priority below ``simpy`` NORMAL, so
-   it runs once, *after* every arrival and termination of instant *t* (including a user
-   process that resumes on a completion at *t* and submits at once). Processors freed at *t*
+2. The allocation pass runs when instant *t* has no event left: the site's event loop runs it
+   as soon as the next pending event is later than *t* (as an event of priority below every
+   SimPy priority would run). So it runs once, *after* every arrival and termination of
+   instant *t* (including a user process that resumes on a completion at *t* and submits at
+   once). Processors freed at *t*
    are therefore reused at *t*; a job ending at *t* and one starting at *t* never overlap, as
    job intervals are half-open ``[start, end)``.
 3. A job started by the pass with zero duration ends at *t* after the pass, which requests a
@@ -25,8 +27,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import NORMAL, Event, EventPriority, Process
+from simpy.events import Event, Process
 
+from sitesim import event_queue
 from sitesim.errors import InvalidJobError, SchedulerError
 from sitesim.job import MIN_ESTIMATE, Job, JobState
 from sitesim.machine import Machine
@@ -39,8 +42,6 @@ if TYPE_CHECKING:
 
 ProcessGenerator = Generator[Event, Any, Any]
 
-#: Priority of the allocation pass: after every NORMAL event of the same instant.
-LATE = EventPriority(NORMAL + 1)
 _INF = math.inf
 #: Why the site refuses a submission (the keys of ``Site.rejected``).
 AFTER_HORIZON = "submitted after the horizon"
@@ -50,25 +51,6 @@ class User(Protocol):
     """Anything that submits jobs: a process generator run on the site."""
 
     def run(self, site: Site) -> ProcessGenerator: ...
-
-
-class Alarm:
-    """One SimPy event, scheduled again each time it is set, that calls ``callback`` when it
-    fires: what a timeout does, without a new event object each time. It fires in the order a
-    timeout set at the same moment would (same priority, the next event id)."""
-
-    __slots__ = ("_callbacks", "_env", "_event")
-
-    def __init__(self, env: simpy.Environment, callback: Callable[[Event], None]) -> None:
-        self._env = env
-        self._event = Event(env)
-        self._event._ok, self._event._value = True, None
-        self._callbacks = [callback]
-
-    def set(self, delay: float = 0.0, priority: EventPriority = NORMAL) -> None:
-        """Fire ``delay`` seconds from now (it must not be pending already)."""
-        self._event.callbacks = self._callbacks
-        self._env.schedule(self._event, priority, delay)
 
 
 @dataclass(frozen=True)
@@ -171,10 +153,9 @@ class Site:
         self._closed = False  # no submission can come any more
         self._drained = self.env.event()  # closed and every job ended: the run is over
         self._drained.callbacks.append(StopSimulation.callback)
-        # The allocation pass is one event, scheduled again whenever a pass is requested (a
-        # callback, not a process: no generator to resume, no event to create per pass).
+        # An allocation pass is due at this instant: the event loop (:meth:`_run_events`) runs
+        # it once the instant's other events are done.
         self._pass_due = False
-        self._pass = Alarm(self.env, self._allocation_pass)
 
     @property
     def now(self) -> float:
@@ -222,8 +203,7 @@ class Site:
         if self.cancel_expired and (bid := job.bid) is not None:
             heapq.heappush(self._expiry, (now + bid.deadline - estimate, job.id, job))
         self.scheduler.submit(job, now)
-        if not self._pass_due:
-            self._request_pass()
+        self._pass_due = True
         return True
 
     def completion(self, job: Job) -> Event:
@@ -266,12 +246,7 @@ class Site:
         return False
 
     # -- the scheduler ----------------------------------------------------------------------
-    def _request_pass(self) -> None:
-        """Schedule an allocation pass at this instant, after its NORMAL events."""
-        self._pass_due = True
-        self._pass.set(priority=LATE)
-
-    def _allocation_pass(self, _event: Event) -> None:
+    def _allocation_pass(self) -> None:
         """One allocation pass: ask the scheduler which waiting jobs to start, start them."""
         self._pass_due = False
         self.passes += 1
@@ -308,8 +283,7 @@ class Site:
         if self._retired is not None:
             self._retired.add(job, self.jobs)
         self.scheduler.job_ended(job, self.env.now)
-        if not self._pass_due:
-            self._request_pass()
+        self._pass_due = True
         if job.done is not None:
             job.done.succeed(job)
 
@@ -372,13 +346,57 @@ class Site:
         elif not self._users:
             self._close()
         with contextlib.suppress(StopSimulation):  # (the drained machine stops the run)
-            _run_events(env, progress, progress_step)
+            self._run_events(progress, progress_step)
         if self._unfinished:
             raise SchedulerError(
                 f"the run ended with {self._unfinished} jobs that never ended under scheduler "
                 f"{self.scheduler.name}"
             )
         return self.result(warmup=warmup)
+
+    def _run_events(self, progress: Callable[[float], None] | None, progress_step: float) -> None:
+        """Process events until none is left, and the allocation pass of each instant once its
+        other events are done, calling ``progress`` with the clock every ``progress_step``
+        simulated seconds.
+
+        This is :meth:`simpy.Environment.step` in a loop, inlined (one function call less per
+        event, a tenth of a replay's time). It reads the environment's event queue and clock as
+        SimPy 4 keeps them (:mod:`sitesim.event_queue`); with another layout it steps through
+        SimPy's own methods. The pass is no event: it needs no scheduling, and the run none of
+        SimPy's ``run``/``step`` (the site runs its own events).
+        """
+        env = self.env
+        checkpoint = env.now + progress_step if progress is not None else math.inf
+        if not event_queue.direct(env):
+            while (t := env.peek()) < math.inf or self._pass_due:
+                if self._pass_due and t > env.now:
+                    self._allocation_pass()
+                    continue
+                if t >= checkpoint and progress is not None:
+                    progress(t)
+                    checkpoint = t + progress_step
+                env.step()
+            return
+        queue, pop = env._queue, heapq.heappop
+        while True:
+            if self._pass_due and (not queue or queue[0][0] > env._now):
+                self._allocation_pass()  # (may schedule events at this instant: look again)
+                continue
+            if not queue:
+                return
+            now, _, _, event = pop(queue)
+            if now >= checkpoint and progress is not None:
+                progress(now)
+                checkpoint = now + progress_step
+            env._now = now
+            callbacks, event.callbacks = event.callbacks, None
+            for callback in callbacks:
+                callback(event)
+            if not event._ok and not hasattr(event, "_defused"):  # a failure nobody handled
+                failure = event._value
+                error = type(failure)(*failure.args)  # (as SimPy raises it)
+                error.__cause__ = failure
+                raise error
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:
         """Collect records and metrics of the jobs submitted so far."""
@@ -456,40 +474,6 @@ class RecordBlocks:
             if job.utility is not None:
                 self.utility[job.id - 1] = job.utility.to_text()
             jobs[job.id - 1] = None
-
-
-def _run_events(
-    env: simpy.Environment, progress: Callable[[float], None] | None, progress_step: float
-) -> None:
-    """Process events until none is left, calling ``progress`` with the clock every
-    ``progress_step`` simulated seconds: :meth:`simpy.Environment.step` in a loop, inlined (one
-    function call less per event, a tenth of a replay's time). It reads the environment's
-    event queue and clock as SimPy 4 keeps them; with another layout it steps through SimPy's
-    own methods."""
-    checkpoint = env.now + progress_step if progress is not None else math.inf
-    queue = getattr(env, "_queue", None)
-    if not isinstance(queue, list) or not isinstance(getattr(env, "_now", None), int | float):
-        while (t := env.peek()) < math.inf:  # (run(until=...) would leave its stop event)
-            if t >= checkpoint and progress is not None:
-                progress(t)
-                checkpoint = t + progress_step
-            env.step()
-        return
-    pop = heapq.heappop
-    while queue:
-        now, _, _, event = pop(queue)
-        if now >= checkpoint and progress is not None:
-            progress(now)
-            checkpoint = now + progress_step
-        env._now = now
-        callbacks, event.callbacks = event.callbacks, None
-        for callback in callbacks:
-            callback(event)
-        if not event._ok and not hasattr(event, "_defused"):  # a failure nobody handled
-            failure = event._value
-            error = type(failure)(*failure.args)  # (as SimPy raises it)
-            error.__cause__ = failure
-            raise error
 
 
 def _defuse_interrupt(process: Event) -> None:

@@ -99,3 +99,27 @@ def test_progress_reports_without_changing_the_run():
     tracked = site.run(progress=seen.append, progress_step=50.0)
     assert len(seen) >= 7 and seen == sorted(seen)
     assert log(tracked) == log(plain)
+
+
+def test_simpys_own_methods_give_the_same_runs(monkeypatch):  # type: ignore[no-untyped-def]
+    # the engine pushes job ends and trace arrivals onto SimPy's queue and runs the loop
+    # itself; on an environment without SimPy 4's layout it uses SimPy's methods instead
+    import numpy as np
+
+    import sitesim
+    from sitesim import event_queue
+
+    def runs():  # type: ignore[no-untyped-def]
+        closed = sitesim.run(sitesim.SiteConfig(users=12, days=14, scheduler="EASY", seed=3))
+        jobs = [(k * 40 % 900, 1 + k % 8, 30 + k * 37 % 500) for k in range(300)]
+        open_ = run_jobs(jobs, procs=8, scheduler=EASY())
+        return closed, open_
+
+    fast = runs()
+    monkeypatch.setattr(event_queue, "direct", lambda env: False)
+    slow = runs()
+    for a, b in zip(fast, slow, strict=True):
+        assert len(a.records) > 100
+        assert a.records.tobytes() == b.records.tobytes()
+        assert np.array_equal(a.busy_levels, b.busy_levels)
+        assert a.scheduler_stats == b.scheduler_stats
