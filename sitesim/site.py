@@ -377,7 +377,8 @@ class Site:
                     checkpoint = t + progress_step
                 env.step()
             return
-        queue, pop = env._queue, heapq.heappop
+        queue: list[Any] = env._queue  # (events of SimPy's and the engine's own notices)
+        pop = heapq.heappop
         while True:
             if self._pass_due and (not queue or queue[0][0] > env._now):
                 self._allocation_pass()  # (may schedule events at this instant: look again)
