@@ -294,10 +294,10 @@ class TraceUser:
                 self._next = row
                 self._alarm.set(submit - now)
                 return
-            job = Job(
-                size, runtime, estimate, user=user, trace_row=trace_row, priority=priority,
-                utility=utility, stated=stated,
-            )  # fmt: skip
+            job = Job(size, runtime, estimate, user)  # (positional: the cheapest call)
+            job.trace_row, job.priority = trace_row, priority
+            if utility is not None:
+                job.utility, job.stated = utility, stated
             if id_of_number is not None and preceding > 0:
                 job.preceding = id_of_number.get(preceding, -1)
                 job.think = think

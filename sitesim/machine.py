@@ -8,6 +8,7 @@ from collections.abc import Callable
 from heapq import heappush
 from typing import Any, TypeAlias
 
+import numpy as np
 import simpy
 from simpy.events import NORMAL
 
@@ -37,10 +38,10 @@ class Machine:
         self.procs = procs
         self.free = procs
         self.running: Running = []
-        #: busy-processor level: ``busy_levels[k]`` processors from ``busy_times[k]`` on
-        #: (typed arrays: 16 bytes a step, however long the run).
-        self.busy_times = array("d", [0.0])
-        self.busy_levels = array("q", [0])
+        # the free processors after each start and end (typed arrays: 16 bytes a change,
+        # however long the run); see busy()
+        self._times = array("d", [0.0])
+        self._frees = array("q", [procs])
         self._on_end = on_end
         self._end_callbacks: list[Callable[[Any], None]] = [self._end]
         self._queue: list[Any] | None = env._queue if event_queue.direct(env) else None
@@ -55,9 +56,10 @@ class Machine:
         now = env.now
         job.mark_started(now)
         size = job.size
-        self.free -= size
+        self.free = free = self.free - size
         insort(self.running, (now + job.estimate, job.id, size))
-        self._log_level(now)
+        self._times.append(now)
+        self._frees.append(free)
         queue = self._queue
         if queue is not None:  # (a timeout's place in the queue, without the timeout)
             end = Notice()
@@ -72,15 +74,17 @@ class Machine:
         size = job.size
         running = self.running
         del running[bisect_left(running, (job.start + job.estimate, job.id, size))]
-        self.free += size
+        self.free = free = self.free + size
         job.mark_ended(now)
-        self._log_level(now)
+        self._times.append(now)
+        self._frees.append(free)
         self._on_end(job)
 
-    def _log_level(self, now: float) -> None:
-        busy = self.procs - self.free
-        if self.busy_times[-1] == now:
-            self.busy_levels[-1] = busy
-        else:
-            self.busy_times.append(now)
-            self.busy_levels.append(busy)
+    def busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """The busy processors over time, a step function: ``(times, levels)``, ``levels[k]``
+        processors busy from ``times[k]`` on (one step per instant where a job started or
+        ended, with the level after the instant's last change; the first step at 0)."""
+        times = np.frombuffer(self._times, dtype=np.float64)
+        last = np.append(times[1:] != times[:-1], True)  # the last change of each instant
+        levels = self.procs - np.frombuffer(self._frees, dtype=np.int64)[last]
+        return times[last].copy(), levels

@@ -412,6 +412,7 @@ class Site:
         else:
             window = (0.0, 0.0)
         skipped = sum(n for reason, n in self.rejected.items() if reason != AFTER_HORIZON)
+        busy_times, busy_levels = self.machine.busy()
         return SiteResult(
             procs=self.machine.procs,
             scheduler=self.scheduler.name,
@@ -419,8 +420,8 @@ class Site:
             records=records,
             summary=summarize(records, self.machine.procs, window, skipped=skipped),
             per_user=per_user(records, window),
-            busy_times=np.asarray(self.machine.busy_times, dtype=np.float64),
-            busy_levels=np.asarray(self.machine.busy_levels, dtype=np.int64),
+            busy_times=busy_times,
+            busy_levels=busy_levels,
             scheduler_stats={"passes": self.passes, **self.scheduler.stats()},
             rejected=dict(sorted(self.rejected.items())),
             utility=self._utility_texts(),
@@ -444,7 +445,7 @@ class RecordBlocks:
 
     def __init__(self) -> None:
         self._ended: list[Job] = []
-        self._records = job_records([])
+        self._blocks: list[np.ndarray] = []  # records of retired jobs, in the order they ended
         #: The SWF extension text of each retired job with a utility function, by record.
         self.utility: dict[int, str] = {}
 
@@ -459,18 +460,16 @@ class RecordBlocks:
         """The records of every job in ``jobs``, retired or not, in order."""
         self._ended = []  # (still in ``jobs``: retired with the others)
         self._retire([job for job in jobs if job is not None], jobs)
-        return self._records[: len(jobs)]
+        rows = np.concatenate([job_records([]), *self._blocks])
+        self._blocks = [rows]
+        records = np.empty(len(jobs), dtype=rows.dtype)
+        records[rows["id"] - 1] = rows
+        return records
 
     def _retire(self, block: list[Job], jobs: list[Job | None]) -> None:
         if not block:
             return
-        rows = job_records(block)
-        if len(self._records) < len(jobs):  # room for every job accepted so far, and more
-            grown = job_records([])
-            grown.resize(max(len(jobs), len(self._records) * 5 // 4), refcheck=False)
-            grown[: len(self._records)] = self._records
-            self._records = grown
-        self._records[rows["id"] - 1] = rows
+        self._blocks.append(job_records(block))
         for job in block:
             if job.utility is not None:
                 self.utility[job.id - 1] = job.utility.to_text()
