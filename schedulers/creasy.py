@@ -82,7 +82,7 @@ class CREASY(EASY):
         if free == 0 or not queue:
             return []
         if len(queue) <= SHORT_QUEUE:
-            return super().select(now, free, running)  # EASY's pass, on ordered()
+            return EASY.select(self, now, free, running)  # EASY's pass, on ordered()
         order = self._order(now)
         size = np.frombuffer(self.waiting.size, dtype=np.int64)
         sizes = size[order]
