@@ -1,12 +1,15 @@
-"""The engine's frequent events, pushed straight onto SimPy's event queue.
+"""The engine's SimPy environment, and its frequent events pushed straight onto SimPy's queue.
 
 SimPy 4 keeps its pending events in a heap, ``env._queue``, of ``(time, priority, event id,
-event)`` entries, the ids drawn from ``env._eid``, and processes an event by calling its
-``callbacks`` (then checking ``_ok``). The engine's most frequent events, job ends and trace
-arrivals, are pushed there directly, as light objects, and the site runs the loop itself
-(:meth:`sitesim.site.Site.run`): the order is exactly the one SimPy's own methods would give,
-with fewer calls and objects per event. On an environment without that layout
-(:func:`direct` is False) everything goes through SimPy's public methods instead.
+event)`` entries, the ids drawn from ``env._eid``, its clock in ``env._now``, and processes
+an event by calling its ``callbacks`` (then checking ``_ok``). The engine's environment
+(:func:`environment`) keeps the clock as a plain attribute, ``now`` (read on every event of
+the engine and of the users; a property read is a function call); the engine's most frequent
+events, job ends and trace arrivals, are pushed onto the queue directly, as light objects; and
+the site runs the loop itself (:meth:`sitesim.site.Site.run`). The order is exactly the one
+SimPy's own methods would give, with fewer calls and objects per event. Should SimPy keep
+another layout, :func:`environment` gives SimPy's own environment, :func:`direct` is False for
+it, and everything goes through SimPy's public methods.
 """
 
 from __future__ import annotations
@@ -14,19 +17,49 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from heapq import heappush
-from typing import Any
+from typing import Any, TypeGuard
 
 import simpy
 from simpy.events import NORMAL, Event
 
 
-def direct(env: simpy.Environment) -> bool:
-    """True if ``env`` keeps its queue, clock and event ids as SimPy 4 does."""
+class Environment(simpy.Environment):
+    """SimPy's environment with its clock a plain attribute, ``now``; SimPy's own code reads
+    and writes it as ``_now``, an alias."""
+
+    now: float = 0.0  # (shadows SimPy's property; set through ``_now`` by SimPy's __init__)
+
+    @property
+    def _now(self) -> float:
+        return self.now
+
+    @_now.setter
+    def _now(self, now: float) -> None:
+        self.now = now
+
+
+def _simpy_layout() -> bool:
+    """True if SimPy keeps its queue, clock and event ids as SimPy 4 does."""
+    attrs = vars(simpy.Environment())
     return (
-        isinstance(getattr(env, "_queue", None), list)
-        and isinstance(getattr(env, "_now", None), int | float)
-        and isinstance(getattr(env, "_eid", None), itertools.count)
+        isinstance(attrs.get("_queue"), list)
+        and isinstance(attrs.get("_now"), int | float)
+        and isinstance(attrs.get("_eid"), itertools.count)
     )
+
+
+_LAYOUT = _simpy_layout()
+
+
+def environment() -> simpy.Environment:
+    """A new environment for a site: :class:`Environment` if SimPy keeps the layout the
+    engine reads, else SimPy's own."""
+    return Environment() if _LAYOUT else simpy.Environment()
+
+
+def direct(env: simpy.Environment) -> TypeGuard[Environment]:
+    """True if the engine may push events onto ``env``'s queue and run its loop itself."""
+    return isinstance(env, Environment)
 
 
 class Notice:
@@ -59,6 +92,6 @@ class Alarm:
         event, env = self._event, self._env
         event.callbacks = self._callbacks
         if self._queue is not None:
-            heappush(self._queue, (env._now + delay, NORMAL, next(env._eid), event))
+            heappush(self._queue, (env.now + delay, NORMAL, next(env._eid), event))
         else:
             env.schedule(event, NORMAL, delay)

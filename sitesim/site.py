@@ -131,7 +131,7 @@ class Site:
         cancel_expired: bool = False,
         keep_jobs: bool = True,
     ) -> None:
-        self.env = simpy.Environment()
+        self.env = event_queue.environment()
         self.machine = Machine(self.env, procs, self._job_ended)
         self.scheduler = scheduler
         self.strict = strict
@@ -367,37 +367,36 @@ class Site:
         """
         env = self.env
         checkpoint = env.now + progress_step if progress is not None else math.inf
-        if not event_queue.direct(env):
-            while (t := env.peek()) < math.inf or self._pass_due:
-                if self._pass_due and t > env.now:
-                    self._allocation_pass()
+        if event_queue.direct(env):
+            queue: list[Any] = env._queue  # (events of SimPy's and the engine's own notices)
+            pop = heapq.heappop
+            while True:
+                if self._pass_due and (not queue or queue[0][0] > env.now):
+                    self._allocation_pass()  # (may schedule events at this instant: look again)
                     continue
-                if t >= checkpoint and progress is not None:
-                    progress(t)
-                    checkpoint = t + progress_step
-                env.step()
-            return
-        queue: list[Any] = env._queue  # (events of SimPy's and the engine's own notices)
-        pop = heapq.heappop
-        while True:
-            if self._pass_due and (not queue or queue[0][0] > env._now):
-                self._allocation_pass()  # (may schedule events at this instant: look again)
+                if not queue:
+                    return
+                now, _, _, event = pop(queue)
+                if now >= checkpoint and progress is not None:
+                    progress(now)
+                    checkpoint = now + progress_step
+                env.now = now
+                callbacks, event.callbacks = event.callbacks, None
+                for callback in callbacks:
+                    callback(event)
+                if not event._ok and not hasattr(event, "_defused"):  # a failure nobody handled
+                    failure = event._value
+                    error = type(failure)(*failure.args)  # (as SimPy raises it)
+                    error.__cause__ = failure
+                    raise error
+        while (t := env.peek()) < math.inf or self._pass_due:
+            if self._pass_due and t > env.now:
+                self._allocation_pass()
                 continue
-            if not queue:
-                return
-            now, _, _, event = pop(queue)
-            if now >= checkpoint and progress is not None:
-                progress(now)
-                checkpoint = now + progress_step
-            env._now = now
-            callbacks, event.callbacks = event.callbacks, None
-            for callback in callbacks:
-                callback(event)
-            if not event._ok and not hasattr(event, "_defused"):  # a failure nobody handled
-                failure = event._value
-                error = type(failure)(*failure.args)  # (as SimPy raises it)
-                error.__cause__ = failure
-                raise error
+            if t >= checkpoint and progress is not None:
+                progress(t)
+                checkpoint = t + progress_step
+            env.step()
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:
         """Collect records and metrics of the jobs submitted so far."""

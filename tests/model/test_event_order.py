@@ -102,9 +102,11 @@ def test_progress_reports_without_changing_the_run():
 
 
 def test_simpys_own_methods_give_the_same_runs(monkeypatch):  # type: ignore[no-untyped-def]
-    # the engine pushes job ends and trace arrivals onto SimPy's queue and runs the loop
-    # itself; on an environment without SimPy 4's layout it uses SimPy's methods instead
+    # the engine's environment keeps the clock as an attribute, the engine pushes job ends and
+    # trace arrivals onto SimPy's queue and runs the loop itself; on SimPy's own environment
+    # (should SimPy keep another layout) it goes through SimPy's methods instead
     import numpy as np
+    import simpy
 
     import sitesim
     from sitesim import event_queue
@@ -116,7 +118,9 @@ def test_simpys_own_methods_give_the_same_runs(monkeypatch):  # type: ignore[no-
         return closed, open_
 
     fast = runs()
-    monkeypatch.setattr(event_queue, "direct", lambda env: False)
+    assert isinstance(Site(4, FCFS()).env, event_queue.Environment)
+    monkeypatch.setattr(event_queue, "environment", simpy.Environment)
+    assert not event_queue.direct(Site(4, FCFS()).env)
     slow = runs()
     for a, b in zip(fast, slow, strict=True):
         assert len(a.records) > 100
