@@ -37,6 +37,11 @@ class FCFS(Scheduler):
     #: True when the queue is in arrival order (no sort key).
     arrival_order = True
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: :meth:`ordered` is the queue itself: a pass need not ask for it.
+        self._queue_is_order = type(self).ordered is FCFS.ordered
+
     def sort_key(self, job: Job) -> float:
         """Static order key, ascending (used when :attr:`arrival_order` is False)."""
         return job.id
@@ -54,7 +59,7 @@ class FCFS(Scheduler):
     def select(self, now: float, free: int, running: Running) -> list[Job]:
         if free == 0 or not self.queue:
             return []  # nothing can start
-        queue = self.ordered(now)
+        queue = self.queue if self._queue_is_order else self.ordered(now)
         started: list[Job] = []
         for job in queue:
             if job.size > free:
@@ -134,10 +139,9 @@ class EASY(FCFS):
         self.priority = priority
         #: The reservation of the last pass that made one: ``(job, shadow time)``.
         self.reservation: tuple[Job, float] | None = None
+        self._queue_is_order = priority is None and type(self).ordered is EASY.ordered
         #: The pass considers the queue as it stands (arrival order): the shortcuts apply.
-        self._in_arrival_order = (
-            priority is None and self.arrival_order and type(self).ordered is EASY.ordered
-        )
+        self._in_arrival_order = self._queue_is_order and self.arrival_order
         #: Kept only while the queue is long (they cost more than they save on a short one).
         self._columns: ArrivalColumns | None = None
         self._blocked: _Blocked | None = None
@@ -180,7 +184,10 @@ class EASY(FCFS):
     ) -> None:
         first = len(started)
         head = queue[first]
-        shadow, extra = reserve(head, now, free, running, started)
+        if started:
+            shadow, extra = reserve(head, now, free, running, started)
+        else:
+            shadow, extra = shadow_time(head.size, free, running)
         self.reservation = (head, shadow)
         columns = self._columns
         candidates: Iterable[Job]

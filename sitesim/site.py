@@ -458,7 +458,7 @@ class RecordBlocks:
     def records(self, jobs: list[Job | None]) -> np.ndarray:
         """The records of every job in ``jobs``, retired or not, in order."""
         self._ended = []  # (still in ``jobs``: retired with the others)
-        self._retire([job for job in jobs if job is not None], jobs)
+        self._retire(list(filter(None, jobs)), jobs)  # (a job is never false)
         rows = np.concatenate([job_records([]), *self._blocks])
         self._blocks = [rows]
         records = np.empty(len(jobs), dtype=rows.dtype)
