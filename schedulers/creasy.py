@@ -62,6 +62,18 @@ class CREASY(EASY):
         waited = (now - job.submit) / 60.0
         return self.alpha * criticality(waited + job.estimate / 60.0) + waited
 
+    def ordered(self, now: float) -> list[Job]:
+        """The waiting jobs by priority, highest first, ties by arrival: the order of a short
+        queue's pass (:meth:`job_priority`'s arithmetic, inlined: one call a job, not three)."""
+        alpha = self.alpha
+
+        def key(job: Job) -> tuple[float, int]:
+            waited = (now - job.submit) / 60.0
+            root = 0.05 * (waited + job.estimate / 60.0) + 1.0
+            return -(alpha * (0.04 / (root * root)) + waited), job.id
+
+        return sorted(self.queue, key=key)
+
     def priorities(self, now: float) -> np.ndarray:
         """:meth:`job_priority` of every waiting job, in arrival order (same arithmetic)."""
         w = self.waiting

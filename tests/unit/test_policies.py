@@ -169,8 +169,9 @@ def test_creasy_orders_long_and_short_queues_alike():
         policy.submit(job, submit)
     now = 3600.0
     numpy_order = [policy.queue[i].id for i in policy._order(now).tolist()]
-    python_order = [job.id for job in EASY.ordered(policy, now)]
+    python_order = [job.id for job in EASY.ordered(policy, now)]  # by job_priority()
     assert numpy_order == python_order
+    assert [job.id for job in policy.ordered(now)] == python_order  # (inlined arithmetic)
 
 
 def test_conservative_reserves_every_job():
