@@ -65,6 +65,8 @@ class CREASY(EASY):
     def ordered(self, now: float) -> list[Job]:
         """The waiting jobs by priority, highest first, ties by arrival: the order of a short
         queue's pass (:meth:`job_priority`'s arithmetic, inlined: one call a job, not three)."""
+        if len(self.queue) < 2:
+            return self.queue  # (mostly one job, on a machine with room)
         alpha = self.alpha
 
         def key(job: Job) -> tuple[float, int]:

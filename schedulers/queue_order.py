@@ -157,7 +157,7 @@ class EASY(FCFS):
         self._blocked = None  # processors came back: the next pass looks at every job
 
     def ordered(self, now: float) -> list[Job]:
-        if self.priority is None:
+        if self.priority is None or len(self.queue) < 2:
             return self.queue
         priority = self.priority
         return sorted(self.queue, key=lambda job: (-priority(job, now), job.id))
