@@ -55,18 +55,19 @@ class Machine:
         env = self.env
         now = env.now
         job.mark_started(now)
-        size = job.size
+        size, estimate, runtime = job.size, job.estimate, job.runtime
         self.free = free = self.free - size
-        insort(self.running, (now + job.estimate, job.id, size))
+        insort(self.running, (now + estimate, job.id, size))
         self._times.append(now)
         self._frees.append(free)
+        duration = runtime if runtime <= estimate else estimate  # (Job.duration, inlined)
         queue = self._queue
         if queue is not None:  # (a timeout's place in the queue, without the timeout)
             end = Notice()
             end.callbacks, end._value = self._end_callbacks, job
-            heappush(queue, (now + job.duration, NORMAL, next(env._eid), end))
+            heappush(queue, (now + duration, NORMAL, next(env._eid), end))
         else:
-            env.timeout(job.duration, job).callbacks.append(self._end)
+            env.timeout(duration, job).callbacks.append(self._end)
 
     def _end(self, event: Notice | simpy.Event) -> None:
         job: Job = event._value
