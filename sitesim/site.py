@@ -8,9 +8,8 @@ Same-instant ordering (a promise every test relies on):
    as soon as the next pending event is later than *t* (as an event of priority below every
    SimPy priority would run). So it runs once, *after* every arrival and termination of
    instant *t* (including a user process that resumes on a completion at *t* and submits at
-   once). Processors freed at *t*
-   are therefore reused at *t*; a job ending at *t* and one starting at *t* never overlap, as
-   job intervals are half-open ``[start, end)``.
+   once). Processors freed at *t* are therefore reused at *t*; a job ending at *t* and one
+   starting at *t* never overlap, as job intervals are half-open ``[start, end)``.
 3. A job started by the pass with zero duration ends at *t* after the pass, which requests a
    second pass at *t*.
 """
