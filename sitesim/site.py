@@ -458,10 +458,12 @@ class RecordBlocks:
         """The records of every job in ``jobs``, retired or not, in order."""
         self._ended = []  # (still in ``jobs``: retired with the others)
         self._retire(list(filter(None, jobs)), jobs)  # (a job is never false)
-        rows = np.concatenate([job_records([]), *self._blocks])
-        self._blocks = [rows]
-        records = np.empty(len(jobs), dtype=rows.dtype)
-        records[rows["id"] - 1] = rows
+        records = job_records([])
+        records.resize(len(jobs), refcheck=False)
+        while self._blocks:  # each block placed, then let go (never two copies of them all)
+            block = self._blocks.pop()
+            records[block["id"] - 1] = block
+        self._blocks = [records]
         return records
 
     def _retire(self, block: list[Job], jobs: list[Job | None]) -> None:
