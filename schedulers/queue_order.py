@@ -12,8 +12,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -119,13 +118,13 @@ class EASY(FCFS):
     than the processors left over at the shadow time (the *extra* processors).
 
     In arrival order (no priority), two shortcuts keep a long queue cheap without changing a
-    decision. While the queue is longer than :data:`SCREEN_QUEUE` jobs, the sizes and estimates
-    of the waiting jobs are kept beside it (:class:`ArrivalColumns`), so NumPy screens it for
-    the jobs that could be backfilled at all; and a pass that follows a blocked pass with
-    nothing new but arrivals (same head, no processor returned) reuses its shadow time and
-    extra processors and looks only at the new jobs, since every job the last pass turned down
-    would be turned down again (free and extra processors have not grown, the shadow time has
-    not moved, the clock has only advanced).
+    decision. A pass that follows a blocked pass with nothing new but arrivals (same head, no
+    processor returned) reuses its shadow time and extra processors and looks only at the new
+    jobs, since every job the last pass turned down would be turned down again (free and extra
+    processors have not grown, the shadow time has not moved, the clock has only advanced).
+    And while the queue is longer than :data:`SCREEN_QUEUE` jobs, the sizes and estimates of
+    the waiting jobs are kept beside it (:class:`ArrivalColumns`), so NumPy screens it for the
+    jobs that could be backfilled at all.
 
     Args:
         priority: optional ``priority(job, now)``; higher first, ties by arrival. It is
@@ -144,7 +143,10 @@ class EASY(FCFS):
         self._in_arrival_order = self._queue_is_order and self.arrival_order
         #: Kept only while the queue is long (they cost more than they save on a short one).
         self._columns: ArrivalColumns | None = None
-        self._blocked: _Blocked | None = None
+        #: What the last pass left if it blocked (in arrival order): the reserved head, the
+        #: free and extra processors after backfilling, the shadow time, and how many jobs it
+        #: had looked at (the queue's length after the pass). A plain tuple: set every pass.
+        self._blocked: tuple[Job, int, float, int, int] | None = None
 
     def submit(self, job: Job, now: float) -> None:
         FCFS.submit(self, job, now)  # (explicit: cheaper than super() on the hot path)
@@ -163,21 +165,17 @@ class EASY(FCFS):
         return sorted(self.queue, key=lambda job: (-priority(job, now), job.id))
 
     def select(self, now: float, free: int, running: Running) -> list[Job]:
-        blocked, queue = self._blocked, self.queue
-        if (
-            blocked is None
-            or free != blocked.free
-            or not (free and queue)
-            or queue[0] is not blocked.head
-        ):
+        blocked = self._blocked
+        if blocked is not None:
             self._blocked = None  # (set again by a pass that blocks)
-            return FCFS.select(self, now, free, running)
-        started: list[Job] = []  # only the jobs that arrived since can start
-        free, extra = backfill_jobs(
-            now, free, blocked.shadow, blocked.extra, started, islice(queue, blocked.seen, None)
-        )
-        self._blocked = blocked._replace(free=free, extra=extra, seen=len(queue) - len(started))
-        return started
+            head, last_free, shadow, extra, seen = blocked
+            queue = self.queue
+            if free == last_free and free and queue and queue[0] is head:
+                started: list[Job] = []  # only the jobs that arrived since can start
+                free, extra = backfill_jobs(now, free, shadow, extra, started, queue[seen:])
+                self._blocked = (head, free, shadow, extra, len(queue) - len(started))
+                return started
+        return FCFS.select(self, now, free, running)
 
     def backfill(
         self, now: float, free: int, running: Running, queue: list[Job], started: list[Job]
@@ -194,10 +192,10 @@ class EASY(FCFS):
         if columns is not None and len(queue) - first > SCREEN_QUEUE:
             candidates = columns.hopeful(queue, first + 1, now, free, shadow, extra)
         else:
-            candidates = islice(queue, first + 1, None)
+            candidates = queue[first + 1 :]  # (a copy iterates faster than islice)
         free, extra = backfill_jobs(now, free, shadow, extra, started, candidates)
-        if columns is not None:
-            self._blocked = _Blocked(head, free, shadow, extra, len(queue) - len(started))
+        if self._in_arrival_order:
+            self._blocked = (head, free, shadow, extra, len(queue) - len(started))
 
     def dequeue(self, started: list[Job]) -> None:
         if self._columns is None:
@@ -226,18 +224,6 @@ class EASY(FCFS):
 #: Queues longer than this (behind the reserved job) are screened in NumPy for backfilling
 #: (measured: a plain Python scan costs about 30 ns a job, the NumPy screen about 6 µs a pass).
 SCREEN_QUEUE = 200
-
-
-class _Blocked(NamedTuple):
-    """What a pass of EASY in arrival order left: the reserved head, the free and extra
-    processors after backfilling, the shadow time, and how many jobs it had looked at (the
-    queue's length after the pass)."""
-
-    head: Job
-    free: int
-    shadow: float
-    extra: int
-    seen: int
 
 
 class ArrivalColumns:

@@ -15,11 +15,15 @@ from simpy.events import NORMAL
 from sitesim import event_queue
 from sitesim.errors import require
 from sitesim.event_queue import Notice
-from sitesim.job import Job
+from sitesim.job import Job, JobState
 
 #: The running jobs as schedulers see them: ``(estimated end, job id, size)`` tuples in
 #: ascending order of estimated end (ties by id). A policy reads it; only the machine changes it.
 Running: TypeAlias = list[tuple[float, int, int]]
+
+# The transitions of Job.mark_started and Job.mark_ended, made here without the call.
+_WAITING, _RUNNING = JobState.WAITING, JobState.RUNNING
+_COMPLETED, _KILLED = JobState.COMPLETED, JobState.KILLED
 
 
 class Machine:
@@ -54,7 +58,9 @@ class Machine:
             )
         env = self.env
         now = env.now
-        job.mark_started(now)
+        if job.state is not _WAITING:
+            job.mark_started(now)  # (raises: the transition is checked here, not called)
+        job.start, job.state = now, _RUNNING
         size, estimate, runtime = job.size, job.estimate, job.runtime
         self.free = free = self.free - size
         insort(self.running, (now + estimate, job.id, size))
@@ -74,9 +80,12 @@ class Machine:
         now = self.env.now
         size = job.size
         running = self.running
-        del running[bisect_left(running, (job.start + job.estimate, job.id, size))]
+        if job.state is not _RUNNING:
+            job.mark_ended(now)  # (raises)
+        estimate = job.estimate
+        job.end, job.state = now, _KILLED if job.runtime > estimate else _COMPLETED
+        del running[bisect_left(running, (job.start + estimate, job.id, size))]
         self.free = free = self.free + size
-        job.mark_ended(now)
         self._times.append(now)
         self._frees.append(free)
         self._on_end(job)

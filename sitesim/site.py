@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 ProcessGenerator = Generator[Event, Any, Any]
 
 _INF = math.inf
+_CREATED, _WAITING = JobState.CREATED, JobState.WAITING
 #: Why the site refuses a submission (the keys of ``Site.rejected``).
 AFTER_HORIZON = "submitted after the horizon"
 
@@ -197,7 +198,9 @@ class Site:
         jobs.append(job)
         job.id = len(jobs)
         now = self.env.now
-        job.mark_submitted(now)
+        if job.state is not _CREATED:
+            job.mark_submitted(now)  # (raises: Job.mark_submitted's transition, without the call)
+        job.submit, job.state = now, _WAITING
         self._unfinished += 1
         if self.cancel_expired and (bid := job.bid) is not None:
             heapq.heappush(self._expiry, (now + bid.deadline - estimate, job.id, job))
