@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -265,17 +266,20 @@ class TraceUser:
         yield self._finished
 
     def _columns(self) -> Iterator[tuple[Any, ...]]:
-        """The jobs' columns as rows of Python values, converted a block at a time."""
-        w = self.workload
+        """The jobs' columns as rows of Python values, converted a block at a time (the blocks
+        chained in C: no generator to resume per job)."""
+        return chain.from_iterable(map(self._block, range(0, len(self.workload), self.BLOCK)))
+
+    def _block(self, lo: int) -> Iterator[tuple[Any, ...]]:
+        """The rows of the block of jobs from ``lo`` on."""
+        w, hi = self.workload, lo + self.BLOCK
         stated = w.stated or w.utility
-        for lo in range(0, len(w), self.BLOCK):
-            hi = lo + self.BLOCK
-            yield from zip(
-                w.submit[lo:hi].tolist(), w.size[lo:hi].tolist(), w.runtime[lo:hi].tolist(),
-                w.estimate[lo:hi].tolist(), w.user[lo:hi].tolist(), w.rows[lo:hi].tolist(),
-                w.number[lo:hi].tolist(), w.preceding[lo:hi].tolist(), w.think[lo:hi].tolist(),
-                w.priority[lo:hi].tolist(), w.utility[lo:hi], stated[lo:hi], strict=True,
-            )  # fmt: skip
+        return zip(
+            w.submit[lo:hi].tolist(), w.size[lo:hi].tolist(), w.runtime[lo:hi].tolist(),
+            w.estimate[lo:hi].tolist(), w.user[lo:hi].tolist(), w.rows[lo:hi].tolist(),
+            w.number[lo:hi].tolist(), w.preceding[lo:hi].tolist(), w.think[lo:hi].tolist(),
+            w.priority[lo:hi].tolist(), w.utility[lo:hi], stated[lo:hi], strict=True,
+        )  # fmt: skip
 
     def _arrive(self, _event: Event | None) -> None:
         """Submit every job due now; schedule the next arrival, or end the chain."""
