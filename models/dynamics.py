@@ -18,7 +18,7 @@ import math
 from sitesim.errors import require
 from sitesim.profile import WorkloadProfile
 
-from .streams import Draws, seconds, stream
+from .streams import draws, seconds, stream
 
 #: Defaults of p_cont(r) = a / (b r + 1).
 PCONT_A, PCONT_B = 0.8, 0.05
@@ -43,13 +43,11 @@ class SessionDynamics:
     ) -> None:
         check_pcont(a, b)
         self.a, self.b = a, b
-        self._uniform = Draws(stream(seed, user, "continue"))
-        self._break = seconds(stream(seed, user, "break"), profile.breaks.from_uniform)
+        self._uniform = draws(stream(seed, user, "continue"))
+        #: ``break_length()`` gives the seconds of a break between sessions (the draws
+        #: themselves: one Python call less per value).
+        self.break_length = seconds(stream(seed, user, "break"), profile.breaks.from_uniform)
 
     def continues(self, response_seconds: float) -> bool:
         """One Bernoulli trial with p_cont of the response (converted to minutes here)."""
         return self._uniform() < p_continue(response_seconds / 60.0, self.a, self.b)
-
-    def break_length(self) -> float:
-        """Seconds of a break between sessions."""
-        return self._break()

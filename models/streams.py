@@ -6,7 +6,7 @@ Every random quantity of a user (job sizes, runtimes, batch widths, think times,
 scheduler does not change any other draw; and a user's k-th job shape is the same under every
 scheduler (common random numbers).
 
-A :class:`Draws` object hands out one value at a time from blocks computed in one NumPy call.
+A :func:`draws` function hands out one value at a time from blocks computed in one NumPy call.
 Each value uses exactly one uniform number, so the values do not depend on the block size.
 
 Durations are drawn in whole seconds (:func:`seconds`): the profiles come from traces that count
@@ -16,7 +16,9 @@ event time of a site-level run is then an exact integer, and its SWF output is p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
+from itertools import chain
 
 import numpy as np
 
@@ -41,38 +43,34 @@ def _identity(u: np.ndarray) -> np.ndarray:
     return u
 
 
-def seconds(rng: np.random.Generator, inverse_cdf: Callable[[np.ndarray], np.ndarray]) -> Draws:
+def seconds(rng: np.random.Generator, inverse_cdf: Callable[[np.ndarray], np.ndarray]) -> Draw:
     """Draws of a duration distribution, rounded to whole seconds."""
-    return Draws(rng, lambda u: np.rint(inverse_cdf(u)))
+    return draws(rng, lambda u: np.rint(inverse_cdf(u)))
 
 
-class Draws:
-    """Successive values ``transform(u)`` of uniforms ``u`` from one generator.
+#: One value at a time: ``draw()`` gives the next.
+Draw = Callable[[], float]
+
+
+def draws(
+    rng: np.random.Generator,
+    transform: Callable[[np.ndarray], np.ndarray] | None = None,
+    block: int = BLOCK,
+) -> Draw:
+    """Successive values ``transform(u)`` of uniforms ``u`` from one generator, one per call.
+
+    The values are computed ``block`` at a time, when the last block runs out; a call is a
+    ``next`` on C iterators (no Python frame per value).
 
     Args:
         rng: the stream.
         transform: vectorized map from uniforms to values (an inverse CDF); identity if None.
         block: how many values to compute at once.
     """
+    to_values = transform or _identity
 
-    __slots__ = ("_buffer", "_next", "_rng", "_size", "_transform")
+    def blocks() -> Iterator[list[float]]:
+        while True:
+            yield to_values(rng.random(block)).tolist()
 
-    def __init__(
-        self,
-        rng: np.random.Generator,
-        transform: Callable[[np.ndarray], np.ndarray] | None = None,
-        block: int = BLOCK,
-    ) -> None:
-        self._rng = rng
-        self._transform = transform or _identity
-        self._size = block
-        self._buffer: list[float] = []
-        self._next = 0
-
-    def __call__(self) -> float:
-        if self._next == len(self._buffer):
-            self._buffer = self._transform(self._rng.random(self._size)).tolist()
-            self._next = 0
-        value = self._buffer[self._next]
-        self._next += 1
-        return value
+    return partial(next, chain.from_iterable(blocks()))

@@ -11,29 +11,27 @@ from __future__ import annotations
 
 from sitesim.profile import WorkloadProfile
 
-from .streams import Draws, seconds, stream
+from .streams import draws, seconds, stream
 
 
 class Submittal:
-    """A user's batch widths, inter-submission gaps and short think times (whole seconds)."""
+    """A user's batch widths, inter-submission gaps and short think times (whole seconds).
+
+    Attributes:
+        gap: ``gap()`` gives the seconds between two submissions of a batch.
+        think: ``think()`` gives the seconds of thinking between two batches of a session.
+    """
 
     def __init__(
         self, profile: WorkloadProfile, seed: int, user: int, *, max_width: int | None = None
     ) -> None:
         self.max_width = max_width
-        self._width = Draws(stream(seed, user, "width"), profile.batch_widths.from_uniform)
-        self._gap = seconds(stream(seed, user, "gap"), profile.inter_submission.from_uniform)
-        self._think = seconds(stream(seed, user, "think"), profile.think_short.from_uniform)
+        self._width = draws(stream(seed, user, "width"), profile.batch_widths.from_uniform)
+        # (the draws themselves, not methods calling them: one Python call less per value)
+        self.gap = seconds(stream(seed, user, "gap"), profile.inter_submission.from_uniform)
+        self.think = seconds(stream(seed, user, "think"), profile.think_short.from_uniform)
 
     def width(self) -> int:
         """Jobs in the next batch (at most ``max_width``: a workload transform)."""
         width = int(self._width())
         return width if self.max_width is None else min(width, self.max_width)
-
-    def gap(self) -> float:
-        """Seconds between two submissions of a batch."""
-        return self._gap()
-
-    def think(self) -> float:
-        """Seconds of thinking between two batches of a session."""
-        return self._think()

@@ -30,7 +30,7 @@ from sitesim.errors import require
 from sitesim.job import MIN_ESTIMATE
 from sitesim.profile import WorkloadProfile
 
-from .streams import Draws, seconds, stream
+from .streams import draws, seconds, stream
 
 EstimateKind = Literal["exact", "factor", "ratio"]
 
@@ -96,17 +96,17 @@ class Workpool:
         self.correlated = correlated
         self.estimates = estimates or EstimateModel()
         self.runtime_scale = runtime_scale
-        self._size = Draws(stream(seed, user, "size"), profile.sizes.restricted(procs).from_uniform)
+        self._size = draws(stream(seed, user, "size"), profile.sizes.restricted(procs).from_uniform)
         runtime_stream = stream(seed, user, "runtime")
         if correlated:  # uniforms; the table depends on the size drawn
-            self._runtime = Draws(runtime_stream)
+            self._runtime = draws(runtime_stream)
         else:
             table = profile.runtimes.from_uniform
             self._runtime = seconds(runtime_stream, lambda u: table(u) * runtime_scale)
-        self._repeat = Draws(
+        self._repeat = draws(
             stream(seed, user, "repetition"), profile.size_repetitions.from_uniform
         )
-        self._ratio = Draws(stream(seed, user, "estimate"), profile.estimate_ratios.from_uniform)
+        self._ratio = draws(stream(seed, user, "estimate"), profile.estimate_ratios.from_uniform)
         self._shape = (1, 0.0, MIN_ESTIMATE)
         self._left = 0
 

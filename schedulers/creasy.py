@@ -64,17 +64,18 @@ class CREASY(EASY):
 
     def ordered(self, now: float) -> list[Job]:
         """The waiting jobs by priority, highest first, ties by arrival: the order of a short
-        queue's pass (:meth:`job_priority`'s arithmetic, inlined: one call a job, not three)."""
-        if len(self.queue) < 2:
-            return self.queue  # (mostly one job, on a machine with room)
+        queue's pass (:meth:`job_priority`'s arithmetic, inlined: no call a job)."""
+        queue = self.queue
+        if len(queue) < 2:
+            return queue  # (mostly one job, on a machine with room)
         alpha = self.alpha
-
-        def key(job: Job) -> tuple[float, int]:
+        keyed = []
+        for job in queue:
             waited = (now - job.submit) / 60.0
             root = 0.05 * (waited + job.estimate / 60.0) + 1.0
-            return -(alpha * (0.04 / (root * root)) + waited), job.id
-
-        return sorted(self.queue, key=key)
+            keyed.append((-(alpha * (0.04 / (root * root)) + waited), job.id, job))
+        keyed.sort()  # (ids differ: jobs themselves are never compared)
+        return [entry[2] for entry in keyed]
 
     def priorities(self, now: float) -> np.ndarray:
         """:meth:`job_priority` of every waiting job, in arrival order (same arithmetic)."""

@@ -20,7 +20,8 @@ from heapq import heappush
 from typing import Any, TypeGuard
 
 import simpy
-from simpy.events import NORMAL, Event
+from simpy.core import SimTime
+from simpy.events import NORMAL, Event, EventPriority
 
 
 class Environment(simpy.Environment):
@@ -36,6 +37,11 @@ class Environment(simpy.Environment):
     @_now.setter
     def _now(self, now: float) -> None:
         self.now = now
+
+    def schedule(self, event: Event, priority: EventPriority = NORMAL, delay: SimTime = 0) -> None:
+        """SimPy's own, reading the clock as the attribute (every timeout, succeeded event and
+        process start of the users comes through here)."""
+        heappush(self._queue, (self.now + delay, priority, next(self._eid), event))
 
 
 def _simpy_layout() -> bool:

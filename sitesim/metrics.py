@@ -202,11 +202,20 @@ def summarize(
         window: measurement window ``(t0, t1)`` in seconds.
         skipped: impossible jobs left out of the run (reported, not measured).
     """
+    return measure(records, procs, window, skipped=skipped)[0]
+
+
+def measure(
+    records: np.ndarray, procs: int, window: tuple[float, float], *, skipped: int = 0
+) -> tuple[Summary, np.ndarray]:
+    """:func:`summarize` and :func:`per_user` of a run at once (the window's jobs selected
+    and the per-user table computed once; the session counts are its sums)."""
     t0, t1 = window
     length = t1 - t0
     state = records["state"]
     in_window = (records["submit"] >= t0) & (records["submit"] <= t1)
     sel = window_jobs(records, window)
+    table = _per_user(sel)
     slowdown, bounded = slowdowns(sel)
     all_ended = (state == JobState.COMPLETED) | (state == JobState.KILLED)
     work = float((sel["size"] * sel["runtime"]).sum())
@@ -248,10 +257,10 @@ def summarize(
         values[f"{name}_response_mean_min"] = _mean(sel["response"][cls]) / MINUTE
         values[f"{name}_slowdown_mean"] = _mean(slowdown[cls])
         values[f"{name}_bsld_mean"] = _mean(bounded[cls])
-    values.update(_sessions(sel))
+    values.update(_sessions(sel, table))
     values.update(_violations(records, sel))
-    values.update(_utility(_subset(records, in_window)))
-    return Summary(**values)
+    values.update(_utility(records[in_window & np.isfinite(records["utility"])]))
+    return Summary(**values), table
 
 
 def competitive_ratio(utility: float, baseline: float) -> float:
@@ -260,10 +269,9 @@ def competitive_ratio(utility: float, baseline: float) -> float:
     return utility / baseline if baseline else NAN
 
 
-def _utility(submitted: np.ndarray) -> dict[str, Any]:
-    """Utility earned by the jobs submitted in the window that carry a function (ended jobs
-    earn their function's value, cancelled ones 0)."""
-    valued = submitted[np.isfinite(submitted["utility"])]
+def _utility(valued: np.ndarray) -> dict[str, Any]:
+    """Utility earned by ``valued``, the jobs submitted in the window that carry a function
+    (ended jobs earn their function's value, cancelled ones 0)."""
     n = len(valued)
     values: dict[str, Any] = {"utility_jobs": n, "competitive_ratio": NAN}
     earned, possible = valued["utility"], valued["start_value"]
@@ -300,9 +308,9 @@ def _violations(records: np.ndarray, sel: np.ndarray) -> dict[str, Any]:
     n = int(dependent.sum())
     if not n:
         return {"dependent_jobs": 0, "submission_violations": 0.0, "ordering_violations": 0.0}
-    on = records[sel["preceding"][dependent] - 1]  # ids are 1-based positions in the records
-    submitted_early = sel["submit"][dependent] < on["end"]
-    started_early = sel["start"][dependent] < on["start"]
+    on = sel["preceding"][dependent] - 1  # ids are 1-based positions in the records
+    submitted_early = sel["submit"][dependent] < records["end"][on]
+    started_early = sel["start"][dependent] < records["start"][on]
     return {
         "dependent_jobs": n,
         "submission_violations": int(submitted_early.sum()) / len(sel),
@@ -315,16 +323,17 @@ def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a.astype(np.int64) * (1 << 31) + b.astype(np.int64)
 
 
-def _sessions(sel: np.ndarray) -> dict[str, Any]:
-    """Users, sessions and batches among the window's jobs (none for jobs without sessions)."""
-    users = len(np.unique(sel["user"]))
+def _sessions(sel: np.ndarray, table: np.ndarray) -> dict[str, Any]:
+    """Users, sessions and batches among the window's jobs (none for jobs without sessions),
+    from their per-user ``table`` (:func:`per_user`)."""
+    users = len(table)
     if not len(sel) or not (sel["session"] >= 0).any():
         return {
             "active_users": users, "sessions": 0, "batches": 0, "jobs_per_session": NAN,
             "jobs_per_batch": NAN, "sessions_per_user": NAN, "batches_per_user": NAN,
         }  # fmt: skip
-    sessions = len(np.unique(_pairs(sel["user"], sel["session"])))
-    batches = len(np.unique(_pairs(sel["user"], sel["batch"])))
+    sessions = int(table["sessions"].sum())
+    batches = int(table["batches"].sum())
     return {
         "active_users": users,
         "sessions": sessions,
@@ -354,7 +363,11 @@ def per_user(records: np.ndarray, window: tuple[float, float]) -> np.ndarray:
 
     Sessions and batches are 0 for jobs without sessions (trace replays).
     """
-    sel = window_jobs(records, window)
+    return _per_user(window_jobs(records, window))
+
+
+def _per_user(sel: np.ndarray) -> np.ndarray:
+    """:func:`per_user` of the window's jobs ``sel``."""
     user = sel["user"]
     users, user_index = np.unique(user, return_inverse=True)
     table = np.zeros(len(users), dtype=USER_DTYPE)

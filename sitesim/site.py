@@ -32,7 +32,7 @@ from sitesim import event_queue
 from sitesim.errors import InvalidJobError, SchedulerError
 from sitesim.job import MIN_ESTIMATE, Job, JobState
 from sitesim.machine import Machine
-from sitesim.metrics import Summary, per_user, summarize
+from sitesim.metrics import Summary, measure
 from sitesim.records import job_records
 from sitesim.schedulers.base import Scheduler, scheduler_label
 
@@ -414,13 +414,14 @@ class Site:
             window = (0.0, 0.0)
         skipped = sum(n for reason, n in self.rejected.items() if reason != AFTER_HORIZON)
         busy_times, busy_levels = self.machine.busy()
+        summary, users = measure(records, self.machine.procs, window, skipped=skipped)
         return SiteResult(
             procs=self.machine.procs,
             scheduler=self.scheduler.name,
             scheduler_params=self.scheduler.params(),
             records=records,
-            summary=summarize(records, self.machine.procs, window, skipped=skipped),
-            per_user=per_user(records, window),
+            summary=summary,
+            per_user=users,
             busy_times=busy_times,
             busy_levels=busy_levels,
             scheduler_stats={"passes": self.passes, **self.scheduler.stats()},

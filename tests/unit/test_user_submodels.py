@@ -9,7 +9,7 @@ from sitesim.distributions import Discrete, Quantiles
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import DAY, ActivityCycle, CycleShares
 from sitesim.models.dynamics import SessionDynamics, p_continue
-from sitesim.models.streams import Draws, stream
+from sitesim.models.streams import draws, stream
 from sitesim.models.workpool import EstimateModel, Workpool
 from sitesim.profile import default_profile
 
@@ -24,8 +24,8 @@ def test_streams_are_keyed_by_user_and_purpose():
 
 def test_draws_do_not_depend_on_the_block_size():
     q = Quantiles([0, 0.5, 1], [0, 10, 100])
-    small = Draws(stream(3, 1, "gap"), q.from_uniform, block=7)
-    large = Draws(stream(3, 1, "gap"), q.from_uniform, block=1000)
+    small = draws(stream(3, 1, "gap"), q.from_uniform, block=7)
+    large = draws(stream(3, 1, "gap"), q.from_uniform, block=1000)
     assert [small() for _ in range(50)] == [large() for _ in range(50)]
 
 
@@ -128,7 +128,7 @@ def test_worker_types_follow_the_shares():
 
 def test_fixed_distributions_give_fixed_draws():
     d = Discrete([3], [1])
-    assert Draws(stream(1, 1, "width"), d.from_uniform)() == 3
+    assert draws(stream(1, 1, "width"), d.from_uniform)() == 3
 
 
 @pytest.mark.parametrize("correlated", [False, True])
