@@ -20,7 +20,7 @@ from heapq import heappush
 from typing import Any, TypeGuard
 
 import simpy
-from simpy.core import SimTime
+from simpy.core import BoundClass, SimTime
 from simpy.events import NORMAL, Event, EventPriority
 
 
@@ -29,6 +29,15 @@ class Environment(simpy.Environment):
     and writes it as ``_now``, an alias."""
 
     now: float = 0.0  # (shadows SimPy's property; set through ``_now`` by SimPy's __init__)
+
+    def __init__(self, initial_time: SimTime = 0) -> None:
+        super().__init__(initial_time)
+        # SimPy binds ``timeout``, ``event``, ``process``, ... to the instance, so that using
+        # them costs no descriptor call, but only those of the instance's own class: bind
+        # SimPy's here (else each ``env.timeout`` makes a bound method in a Python call).
+        for name, attr in vars(simpy.Environment).items():
+            if type(attr) is BoundClass:
+                setattr(self, name, getattr(self, name))
 
     @property
     def _now(self) -> float:
