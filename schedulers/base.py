@@ -32,6 +32,16 @@ class Scheduler(ABC):
     name: ClassVar[str] = ""
     #: True for policies that can starve a job (documented per scheduler).
     starves: ClassVar[bool] = False
+    #: True if :meth:`select` does nothing when no processor is free or no job waits (no
+    #: state changes, no job started): the site then does not ask (half the passes of a
+    #: lightly loaded site have nothing waiting). A subclass that defines its own
+    #: :meth:`select` must say so again: otherwise this is reset to False for it.
+    skip_idle_passes: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "select" in vars(cls) and "skip_idle_passes" not in vars(cls):
+            cls.skip_idle_passes = False
 
     def __init__(self) -> None:
         self.queue: list[Job] = []

@@ -50,6 +50,7 @@ class CREASY(EASY):
     """
 
     name = "CREASY"
+    skip_idle_passes = True  # (select returns at once)
 
     def __init__(self, alpha: float = 6000.0) -> None:
         require(alpha >= 0, f"alpha must be >= 0, got {alpha}")

@@ -35,6 +35,7 @@ class FCFS(Scheduler):
     name = "FCFS"
     #: True when the queue is in arrival order (no sort key).
     arrival_order = True
+    skip_idle_passes = True  # (select returns at once)
 
     def __init__(self) -> None:
         super().__init__()
@@ -132,6 +133,10 @@ class EASY(FCFS):
     """
 
     name = "EASY"
+    # (a skipped pass leaves the last blocked pass's state, which stays right: the next pass
+    # with a processor free follows a job's end, which clears it; one with a job waiting after
+    # none did has another head)
+    skip_idle_passes = True
 
     def __init__(self, priority: Priority | None = None) -> None:
         super().__init__()

@@ -256,11 +256,13 @@ class Site:
         if self._expiry and self._expiry[0][0] < now:
             self._cancel_expired()
         machine = self.machine
-        started = self.scheduler.allocate(now, machine.free, machine.running)
-        if started:
-            start = machine.start
-            for job in started:
-                start(job)
+        free, running = machine.free, machine.running
+        if (free and self._unfinished > len(running)) or not self.scheduler.skip_idle_passes:
+            started = self.scheduler.allocate(now, free, running)
+            if started:
+                start = machine.start
+                for job in started:
+                    start(job)
         if self._closed:
             self._check_end()
 

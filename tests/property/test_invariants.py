@@ -137,3 +137,27 @@ def test_easy_shortcuts_decide_exactly_as_the_plain_pass(workload: Workload, scr
         fast = run_jobs(jobs, procs, EASY()).records
     plain = run_jobs(jobs, procs, EASY(priority=_arrival)).records
     assert np.array_equal(fast["start"], plain["start"])
+
+
+@given(workloads(max_jobs=40), st.sampled_from(["FCFS", "EASY", "CREASY", "PRIO", "SJF"]))
+def test_skipping_idle_passes_changes_no_schedule(workload: Workload, name: str) -> None:
+    # the site does not ask these policies when no processor is free or no job waits
+    procs, jobs = workload
+    skipped = run_jobs(jobs, procs, create(name)).records
+    asked = create(name)
+    asked.skip_idle_passes = False  # type: ignore[misc]  # (an instance: ask every pass)
+    assert np.array_equal(skipped["start"], run_jobs(jobs, procs, asked).records["start"])
+
+
+def test_a_new_select_does_not_inherit_skipping_idle_passes() -> None:
+    class Noisy(EASY):
+        def select(self, now: float, free: int, running: list) -> list:  # type: ignore[type-arg]
+            return EASY.select(self, now, free, running)
+
+    class Quiet(EASY):
+        skip_idle_passes = True
+
+        def select(self, now: float, free: int, running: list) -> list:  # type: ignore[type-arg]
+            return EASY.select(self, now, free, running)
+
+    assert EASY.skip_idle_passes and Quiet.skip_idle_passes and not Noisy.skip_idle_passes
