@@ -284,8 +284,11 @@ class Site:
 
     def _job_ended(self, job: Job) -> None:
         self._unfinished -= 1
-        if self._retired is not None:
-            self._retired.add(job, self.jobs)
+        retired = self._retired
+        if retired is not None:  # (RecordBlocks.add, inlined)
+            retired.ended.append(job)
+            if len(retired.ended) >= retired.BLOCK:
+                retired.retire_ended(self.jobs)
         self.scheduler.job_ended(job, self.env.now)
         self._pass_due = True
         if job.done is not None:
@@ -448,21 +451,22 @@ class RecordBlocks:
     BLOCK = 16_384
 
     def __init__(self) -> None:
-        self._ended: list[Job] = []
+        #: Ended jobs not yet turned into records.
+        self.ended: list[Job] = []
         self._blocks: list[np.ndarray] = []  # records of retired jobs, in the order they ended
         #: The SWF extension text of each retired job with a utility function, by record.
         self.utility: dict[int, str] = {}
 
-    def add(self, job: Job, jobs: list[Job | None]) -> None:
-        """``job`` ended; ``jobs`` is the site's list of jobs."""
-        self._ended.append(job)
-        if len(self._ended) >= self.BLOCK:
-            self._retire(self._ended, jobs)
-            self._ended = []
+    def retire_ended(self, jobs: list[Job | None]) -> None:
+        """Turn the ended jobs gathered so far into records (the site appends each ended job
+        to :attr:`ended` and calls this when :data:`BLOCK` have gathered); ``jobs`` is the
+        site's list of jobs."""
+        self._retire(self.ended, jobs)
+        self.ended = []
 
     def records(self, jobs: list[Job | None]) -> np.ndarray:
         """The records of every job in ``jobs``, retired or not, in order."""
-        self._ended = []  # (still in ``jobs``: retired with the others)
+        self.ended = []  # (still in ``jobs``: retired with the others)
         self._retire(list(filter(None, jobs)), jobs)  # (a job is never false)
         records = job_records([])
         records.resize(len(jobs), refcheck=False)
