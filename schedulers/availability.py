@@ -6,7 +6,7 @@ at the earliest time it fits for its whole estimated runtime, then subtract it f
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 
 from sitesim.machine import Running
 
@@ -36,12 +36,13 @@ class AvailabilityProfile:
         self.times = times
         self.free = avail
 
-    def earliest(self, size: int, duration: float) -> float:
-        """The earliest time ``size`` processors are free for ``duration`` seconds."""
+    def place(self, size: int, duration: float) -> float:
+        """Reserve ``size`` processors at the earliest time they are free for ``duration``
+        seconds, and return that time."""
         times, free = self.times, self.free
         n = len(times)
         k = 0
-        while True:
+        while True:  # the earliest fit: step k starts it, step j is the first at or after its end
             while free[k] < size:  # the last step frees every processor, so this stops
                 k += 1
             start = times[k]
@@ -52,23 +53,14 @@ class AvailabilityProfile:
                     break
                 j += 1
             else:
-                return start
+                break
             k = j
-
-    def reserve(self, start: float, duration: float, size: int) -> None:
-        """Take ``size`` processors on ``[start, start + duration)``."""
-        if duration <= 0:
-            return
-        first = self._breakpoint(start)
-        last = self._breakpoint(start + duration)
-        free = self.free
-        for k in range(first, last):
-            free[k] -= size
-
-    def place(self, size: int, duration: float) -> float:
-        """Reserve the earliest fit for a job and return its start time."""
-        start = self.earliest(size, duration)
-        self.reserve(start, duration, size)
+        if duration > 0:  # take the processors on [start, end)
+            if j == n or times[j] != end:  # (times are strictly increasing: split a step)
+                times.insert(j, end)
+                free.insert(j, free[j - 1])
+            for i in range(k, j):
+                free[i] -= size
         return start
 
     def advance(self, now: float) -> None:
@@ -79,16 +71,6 @@ class AvailabilityProfile:
             del times[:k]
             del self.free[:k]
         times[0] = now
-
-    def _breakpoint(self, t: float) -> int:
-        """Index of a step starting exactly at ``t``, splitting a step if needed."""
-        times = self.times
-        k = bisect_left(times, t)
-        if k < len(times) and times[k] == t:
-            return k
-        times.insert(k, t)
-        self.free.insert(k, self.free[k - 1])
-        return k
 
     def __repr__(self) -> str:
         steps = ", ".join(f"{t:g}:{f}" for t, f in zip(self.times, self.free, strict=True))
