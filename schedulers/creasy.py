@@ -21,7 +21,7 @@ from sitesim.errors import require
 from sitesim.job import Job
 from sitesim.machine import Running
 
-from .queue_order import EASY, ArrivalColumns, backfill_jobs, reserve
+from .queue_order import EASY, ArrivalColumns, backfill_screened, reserve
 
 
 def criticality(response_minutes: float) -> float:
@@ -110,11 +110,8 @@ class CREASY(EASY):
             shadow, extra = reserve(head, now, free, running, started)
             self.reservation = (head, shadow)
             rest = order[first + 1 :]
-            ends_in_time = now + np.frombuffer(self.waiting.estimate)[rest] <= shadow
-            hopeful = rest[(size[rest] <= free) & (ends_in_time | (size[rest] <= extra))]
-            backfill_jobs(
-                now, free, shadow, extra, started, map(queue.__getitem__, hopeful.tolist())
-            )
+            short = now + np.frombuffer(self.waiting.estimate)[rest] <= shadow
+            backfill_screened(now, free, shadow, extra, started, queue, rest, size[rest], short)
         return started
 
     def dequeue(self, started: list[Job]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -193,12 +193,10 @@ class EASY(FCFS):
             shadow, extra = shadow_time(head.size, free, running)
         self.reservation = (head, shadow)
         columns = self._columns
-        candidates: Iterable[Job]
         if columns is not None and len(queue) - first > SCREEN_QUEUE:
-            candidates = columns.hopeful(queue, first + 1, now, free, shadow, extra)
-        else:
-            candidates = queue[first + 1 :]  # (a copy iterates faster than islice)
-        free, extra = backfill_jobs(now, free, shadow, extra, started, candidates)
+            free, extra = columns.backfill(queue, first + 1, now, free, shadow, extra, started)
+        else:  # (a copy iterates faster than islice)
+            free, extra = backfill_jobs(now, free, shadow, extra, started, queue[first + 1 :])
         if self._in_arrival_order:
             self._blocked = (head, free, shadow, extra, len(queue) - len(started))
 
@@ -258,18 +256,24 @@ class ArrivalColumns:
         self.submit.append(job.submit)
         self.id.append(job.id)
 
-    def hopeful(
-        self, queue: list[Job], start: int, now: float, free: int, shadow: float, extra: int
-    ) -> Iterator[Job]:
-        """The jobs from position ``start`` on that pass EASY's backfilling test with ``free``
-        and ``extra`` processors (the same arithmetic as :func:`backfill_jobs`), in order,
-        produced a few at a time (backfilling usually stops long before the last)."""
-        size = np.frombuffer(self.size, dtype=np.int64)[start:]
-        ends = now + np.frombuffer(self.estimate, dtype=np.float64)[start:]
-        picked = np.flatnonzero((size <= free) & ((ends <= shadow) | (size <= extra))) + start
-        del size, ends  # (a view would keep the columns from growing)
-        for lo in range(0, len(picked), 32):
-            yield from map(queue.__getitem__, picked[lo : lo + 32].tolist())
+    def backfill(
+        self,
+        queue: list[Job],
+        start: int,
+        now: float,
+        free: int,
+        shadow: float,
+        extra: int,
+        started: list[Job],
+    ) -> tuple[int, int]:
+        """:func:`backfill_jobs` on the jobs of ``queue`` from position ``start`` on, screened
+        in NumPy (:func:`backfill_screened`)."""
+        size = np.frombuffer(self.size, dtype=np.int64)[start:].copy()  # (no view kept: the
+        estimate = np.frombuffer(self.estimate, dtype=np.float64)[start:]  # columns must grow)
+        short = now + estimate <= shadow
+        del estimate
+        positions = np.arange(start, start + len(size))
+        return backfill_screened(now, free, shadow, extra, started, queue, positions, size, short)
 
     def remove(self, queue: list[Job], jobs: list[Job]) -> None:
         """Take ``jobs`` off ``queue`` and the columns (jobs not in the queue are ignored)."""
@@ -327,6 +331,42 @@ def backfill_jobs(
         free -= size
         if free == 0:
             break
+    return free, extra
+
+
+def backfill_screened(
+    now: float,
+    free: int,
+    shadow: float,
+    extra: int,
+    started: list[Job],
+    queue: list[Job],
+    positions: np.ndarray,
+    size: np.ndarray,
+    short: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`backfill_jobs` on the jobs ``queue[positions]``, in that order, for a long queue.
+
+    ``size`` holds their sizes and ``short`` whether each ends by its estimate no later than
+    the shadow time (``now + estimate <= shadow``, the same arithmetic). NumPy keeps only the
+    candidates that pass the backfilling test with the free and extra processors left; Python
+    visits them 32 at a time, and after a block that started a job the rest are screened again
+    (free and extra processors only shrink, so a job screened out stays out). The jobs started
+    are exactly those of :func:`backfill_jobs`, without visiting every job of the queue in
+    Python once the machine is nearly full.
+    """
+    keep = np.flatnonzero((size <= free) & (short | (size <= extra)))
+    while len(keep):
+        block, keep = keep[:32], keep[32:]
+        before = free
+        free, extra = backfill_jobs(
+            now, free, shadow, extra, started, map(queue.__getitem__, positions[block].tolist())
+        )
+        if free == 0:
+            break
+        if free != before and len(keep):
+            fits = size[keep]
+            keep = keep[(fits <= free) & (short[keep] | (fits <= extra))]
     return free, extra
 
 
