@@ -29,6 +29,7 @@ from simpy.core import StopSimulation
 from simpy.events import Event, Process
 
 from sitesim import event_queue
+from sitesim.collector import fewer_collections
 from sitesim.errors import InvalidJobError, SchedulerError
 from sitesim.job import MIN_ESTIMATE, Job, JobState
 from sitesim.machine import Machine
@@ -352,7 +353,8 @@ class Site:
             env.timeout(self.horizon - env.now).callbacks.append(self._close)
         elif not self._users:
             self._close()
-        with contextlib.suppress(StopSimulation):  # (the drained machine stops the run)
+        # (the drained machine stops the run)
+        with fewer_collections(), contextlib.suppress(StopSimulation):
             self._run_events(progress, progress_step)
         if self._unfinished:
             raise SchedulerError(

@@ -1,0 +1,57 @@
+"""Python's cyclic garbage collector during a run: fewer, cheaper collections.
+
+A run makes and keeps many small container objects (jobs, heap entries, SimPy events and
+processes), so the collector's youngest generation fills every 700 net allocations and its
+collections scan the same long-lived jobs again and again, and the oldest generation's scan
+every object the program made before the run (modules, the trace's Python values). While a
+run lasts, :func:`fewer_collections` lets the youngest generation grow to
+:data:`YOUNG_THRESHOLD` objects and freezes the objects made before it (:func:`gc.freeze`: not
+scanned until the run ends). It changes when garbage cycles are freed, never whether: the
+settings are restored when the last concurrent run ends, and the frozen objects return to the
+oldest generation. A program that froze objects itself (``gc.get_freeze_count() > 0``) keeps
+its own freeze. Measured on SDSC-SP2 (EASY, exact estimates): 3 % fewer instructions, 3-4 %
+less CPU time; docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+#: Net allocations of container objects between two collections of the youngest generation
+#: during a run (Python's default: 700).
+YOUNG_THRESHOLD = 10_000
+
+_lock = threading.Lock()
+_runs = 0  # runs in progress (threads of one process share the collector)
+_saved: tuple[tuple[int, int, int], bool] | None = None  # the thresholds, and whether we froze
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the body with the collector's youngest generation larger and the objects made
+    before it frozen; restore both after the last concurrent body ends."""
+    global _runs, _saved
+    with _lock:
+        if _runs == 0:
+            thresholds = gc.get_threshold()
+            froze = gc.get_freeze_count() == 0
+            if froze:
+                gc.freeze()
+            if thresholds[0]:  # (0: automatic collection is off; leave it off)
+                gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
+            _saved = (thresholds, froze)
+        _runs += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _runs -= 1
+            if _runs == 0 and _saved is not None:
+                thresholds, froze = _saved
+                gc.set_threshold(*thresholds)
+                if froze:
+                    gc.unfreeze()
+                _saved = None

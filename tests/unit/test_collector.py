@@ -1,0 +1,87 @@
+"""The garbage collector's settings during a run, and after it."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from sitesim import collector
+from sitesim.collector import YOUNG_THRESHOLD, fewer_collections
+from sitesim.job import Job
+from sitesim.schedulers import create
+from sitesim.site import Site
+
+
+@pytest.fixture(autouse=True)
+def _restore_gc() -> Iterator[None]:
+    thresholds = gc.get_threshold()
+    yield
+    gc.set_threshold(*thresholds)
+    gc.unfreeze()
+
+
+def test_run_raises_the_young_threshold_and_freezes_then_restores() -> None:
+    gc.set_threshold(700, 10, 10)
+    seen = []
+
+    class Watcher:
+        def run(self, site: Site):  # type: ignore[no-untyped-def]
+            seen.append((gc.get_threshold(), gc.get_freeze_count() > 0))
+            site.submit(Job(1, 5.0, 10.0))
+            yield site.env.timeout(1.0)
+
+    site = Site(4, create("FCFS"))
+    site.add_user(Watcher())
+    site.run()
+    assert seen == [((YOUNG_THRESHOLD, 10, 10), True)]
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
+
+
+def test_restored_when_the_run_fails() -> None:
+    gc.set_threshold(700, 10, 10)
+    with pytest.raises(RuntimeError), fewer_collections():
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+        raise RuntimeError("boom")
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_programs_own_settings_are_kept() -> None:
+    gc.set_threshold(50_000, 5, 5)  # larger than ours: kept
+    gc.freeze()  # the program's own freeze: neither redone nor undone
+    frozen = gc.get_freeze_count()
+    with fewer_collections():
+        assert gc.get_threshold() == (50_000, 5, 5)
+    assert gc.get_freeze_count() == frozen
+    gc.set_threshold(0)  # automatic collection off: stays off
+    with fewer_collections():
+        assert gc.get_threshold()[0] == 0
+    assert gc.get_threshold()[0] == 0
+
+
+def test_nested_and_concurrent_runs_restore_once_the_last_ends() -> None:
+    gc.set_threshold(700, 10, 10)
+    inside, leave = threading.Event(), threading.Event()
+
+    def other_run() -> None:
+        with fewer_collections():
+            inside.set()
+            leave.wait(5)
+
+    thread = threading.Thread(target=other_run)
+    with fewer_collections():
+        thread.start()
+        inside.wait(5)
+        with fewer_collections():
+            pass
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD  # (the other run still going)
+    assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+    leave.set()
+    thread.join()
+    assert gc.get_threshold() == (700, 10, 10)
+    assert gc.get_freeze_count() == 0
+    assert collector._runs == 0
