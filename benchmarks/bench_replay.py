@@ -5,7 +5,8 @@
 1. SimPy's own ceiling on this machine: the time of three bare timeouts per job, scheduled as
    a replay schedules them (one per arrival instant, one per job end, one per pass), in this
    process; the plain chain of the same number of timeouts (a process yielding them); and the
-   same timeouts all scheduled before the run (a heap of every event, slower per event).
+   same timeouts all scheduled before the run (a heap of every event, slower per event);
+   each run timed under the garbage-collector settings of a site's run.
 2. In-process replay of SDSC-SP2 (reading excluded) under FCFS, EASY and conservative with
    exact and trace estimates: jobs/s and the ratio to the ceiling.
 3. Whole commands (``sitesim replay``, a fresh process each, median of ``--repeat`` runs):
@@ -36,6 +37,7 @@ from pathlib import Path
 
 import simpy
 
+from sitesim.collector import fewer_collections
 from sitesim.models.trace_user import TraceWorkload
 from sitesim.swf import read_swf
 from sitesim.trace_replay import replay
@@ -59,6 +61,15 @@ def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
     return best, value
 
 
+def timed_run(env: simpy.Environment) -> float:
+    """The CPU time of ``env.run()``, under the garbage-collector settings of a site's run
+    (:mod:`sitesim.collector`), so that the ceiling and the replays are timed alike."""
+    with fewer_collections():
+        start = time.process_time()
+        env.run()
+        return time.process_time() - start
+
+
 def ceiling_shaped(workload: TraceWorkload) -> float:
     """Three bare timeouts per job, as a replay schedules them: a chain of arrival timeouts,
     and for each job one timeout to its end and one zero-delay timeout (its pass)."""
@@ -76,9 +87,7 @@ def ceiling_shaped(workload: TraceWorkload) -> float:
             timeout(0)
 
     env.process(arrivals(env))
-    start = time.process_time()
-    env.run()
-    return time.process_time() - start
+    return timed_run(env)
 
 
 def ceiling_scheduled(workload: TraceWorkload) -> float:
@@ -89,9 +98,7 @@ def ceiling_scheduled(workload: TraceWorkload) -> float:
         env.timeout(submit)
         env.timeout(submit + runtime)
         env.timeout(submit)
-    start = time.process_time()
-    env.run()
-    return time.process_time() - start
+    return timed_run(env)
 
 
 def ceiling_chain(n: int) -> float:
@@ -103,9 +110,7 @@ def ceiling_chain(n: int) -> float:
             yield env.timeout(1)
 
     env.process(chain(env))
-    start = time.process_time()
-    env.run()
-    return time.process_time() - start
+    return timed_run(env)
 
 
 def command(args: list[str], repeat: int) -> tuple[float, float, int]:
