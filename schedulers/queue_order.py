@@ -268,10 +268,9 @@ class ArrivalColumns:
     ) -> tuple[int, int]:
         """:func:`backfill_jobs` on the jobs of ``queue`` from position ``start`` on, screened
         in NumPy (:func:`backfill_screened`)."""
-        size = np.frombuffer(self.size, dtype=np.int64)[start:].copy()  # (no view kept: the
-        estimate = np.frombuffer(self.estimate, dtype=np.float64)[start:]  # columns must grow)
-        short = now + estimate <= shadow
-        del estimate
+        # (no view of the columns outlives these lines: they must stay free to grow)
+        size = np.frombuffer(self.size, dtype=np.int64)[start:].copy()
+        short = now + np.frombuffer(self.estimate, dtype=np.float64)[start:] <= shadow
         positions = np.arange(start, start + len(size))
         return backfill_screened(now, free, shadow, extra, started, queue, positions, size, short)
 
