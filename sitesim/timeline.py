@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sitesim.job import JobState
+from sitesim.metrics import pair_keys
 from sitesim.site import SiteResult
 
 HOUR = 3600.0
@@ -50,13 +51,14 @@ def hourly(
     busy = mean_level(rec["start"], rec["end"], rec["size"].astype(np.float64), edges)
     sessions = np.zeros(len(edges) - 1)
     started = np.zeros(len(edges) - 1)
-    if len(rec) and (rec["session"] >= 0).any():
-        key = rec["user"].astype(np.int64) * (1 << 31) + rec["session"]
+    in_session = rec[rec["session"] >= 0]  # (-1: a job of no session)
+    if len(in_session):
+        key = pair_keys(in_session["user"], in_session["session"])
         unique, index = np.unique(key, return_inverse=True)
         first = np.full(len(unique), np.inf)
         last = np.full(len(unique), -np.inf)
-        np.minimum.at(first, index, rec["submit"])
-        np.maximum.at(last, index, rec["end"])
+        np.minimum.at(first, index, in_session["submit"])
+        np.maximum.at(last, index, in_session["end"])
         sessions = mean_level(first, last, np.ones(len(unique)), edges)
         started = np.histogram(first, edges)[0].astype(np.float64)
     return {

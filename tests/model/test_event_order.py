@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sitesim.job import Job, JobState
 from sitesim.models.trace_user import TraceUser, TraceWorkload
-from sitesim.schedulers import EASY, FCFS
+from sitesim.schedulers import EASY, FCFS, Conservative, Planning
 from sitesim.site import Site
 from tests.conftest import run_jobs
 
@@ -127,3 +127,18 @@ def test_simpys_own_methods_give_the_same_runs(monkeypatch):  # type: ignore[no-
         assert a.records.tobytes() == b.records.tobytes()
         assert np.array_equal(a.busy_levels, b.busy_levels)
         assert a.scheduler_stats == b.scheduler_stats
+
+
+def test_a_zero_length_job_is_compressed_in_reservation_order_and_replanned_in_fcfs_order():
+    """Planning FCFS equals conservative backfilling only while every job runs its estimate.
+    Jobs 1, 3, 4, 5 and 6 run 0 s on 1 s estimates (the least), so they end early. After
+    jobs 1, 3 and 4 end at t = 0, conservative compresses in order of reservation: job 7
+    (reserved at 1) before job 6 (reserved at 2) takes a processor at 0, and job 6, needing 3,
+    waits until jobs 2 and 7 end at t = 2. PLAN replans every waiting job in FCFS order:
+    job 6 before job 7, at 0 once job 5 has ended; then job 7 at 0 too. Both keep their own
+    rules: conservative never moves a job later than its reservation; PLAN gives no promise."""
+    jobs = [(0, 1, 0), (0, 1, 2), (0, 1, 0), (0, 1, 0), (0, 1, 0), (0, 3, 0), (0, 1, 2)]
+    assert [start for _, start, _ in log(run_jobs(jobs, 4, Conservative()))] == [
+        0, 0, 0, 0, 0, 2, 0,
+    ]  # fmt: skip
+    assert [start for _, start, _ in log(run_jobs(jobs, 4, Planning("FCFS")))] == [0] * 7
