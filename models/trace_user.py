@@ -16,7 +16,7 @@ Which trace lines become jobs (docs/reference/replay.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,7 +25,6 @@ import numpy as np
 from simpy.events import Event
 
 from sitesim.errors import ConfigError, InvalidJobError, require
-from sitesim.event_queue import Alarm
 from sitesim.job import MIN_ESTIMATE, Job
 from sitesim.swf import SWFTrace
 
@@ -237,11 +236,11 @@ def _at_least_min(estimate: np.ndarray) -> tuple[np.ndarray, int]:
 class TraceUser:
     """Submits the jobs of a :class:`TraceWorkload` at their timestamps, ignoring completions.
 
-    The arrivals are one event, scheduled for each timestamp in turn, whose callback submits
-    every job due and schedules it again for the next (cheaper than resuming a process, or
-    making a timeout, at each timestamp); the user process itself only waits for the last
-    submission. The columns are turned into Python values a block at a time, so a long trace
-    is never held as Python objects at once.
+    The arrivals are a chain of the engine's notices (``env.after``), one for each timestamp in
+    turn, whose callback submits every job due and sets the next (cheaper than resuming a
+    process, or making a timeout, at each timestamp); the user process itself only waits for
+    the last submission. The columns are turned into Python values a block at a time, so a
+    long trace is never held as Python objects at once.
     """
 
     #: Jobs converted to Python values at a time.
@@ -261,7 +260,7 @@ class TraceUser:
         self._id_of_number: dict[int, int] | None = (
             {} if len(w) and bool((w.preceding > 0).any()) else None
         )
-        self._alarm = Alarm(site.env, self._arrive)  # the next arrival
+        self._arrival: list[Callable[[Any], None]] = [self._arrive]  # the next arrival's
         self._arrive(None)
         yield self._finished
 
@@ -281,7 +280,7 @@ class TraceUser:
             w.priority[lo:hi].tolist(), w.utility[lo:hi], stated[lo:hi], strict=True,
         )  # fmt: skip
 
-    def _arrive(self, _event: Event | None) -> None:
+    def _arrive(self, _notice: Any) -> None:
         """Submit every job due now; schedule the next arrival, or end the chain."""
         site = self._site
         if site.closed:
@@ -296,7 +295,7 @@ class TraceUser:
                 if submit > site.horizon:
                     break
                 self._next = row
-                self._alarm.set(submit - now)
+                env.after(submit - now, self._arrival, None)
                 return
             job = Job(size, runtime, estimate, user)  # (positional: the cheapest call)
             job.trace_row, job.priority = trace_row, priority

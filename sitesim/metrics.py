@@ -327,7 +327,7 @@ def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             session -1: leave it out first).
     """
     a, b = a.astype(np.int64), b.astype(np.int64)
-    if len(a) and not (0 <= min(a.min(), b.min()) and max(a.max(), b.max()) < 1 << 31):
+    if len(a) and not (min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 1 << 31):
         raise ValueError("pair_keys needs values in [0, 2**31)")
     return a * (1 << 31) + b
 

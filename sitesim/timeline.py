@@ -33,6 +33,21 @@ def mean_level(
     return np.diff(integral) / np.diff(edges)
 
 
+def busy(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The busy processors over time, from the records: a step function ``(times, levels)``,
+    ``levels[k]`` processors busy from ``times[k]`` on. One step at each instant where a job
+    started or ended, with the level after all of that instant's changes (intervals are
+    half-open, ``[start, end)``: a job ending at t and one starting at t never overlap)."""
+    ran = (records["state"] == JobState.COMPLETED) | (records["state"] == JobState.KILLED)
+    times = np.concatenate([records["start"][ran], records["end"][ran]])
+    size = records["size"][ran]
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    levels = np.cumsum(np.concatenate([size, -size])[order])
+    last = np.append(times[1:] != times[:-1], True)  # the last change of each instant
+    return times[last], levels[last]
+
+
 def hourly(
     result: SiteResult, start: float = 0.0, end: float | None = None
 ) -> dict[str, np.ndarray]:
