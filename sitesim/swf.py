@@ -105,6 +105,20 @@ class SWFTrace:
         note = f"; Note: job lines {start}:{stop} (0-based, end excluded) of {self.name}"
         return SWFTrace(self.name, [*self.header, note], self.data[start:stop].copy(), tails)
 
+    def values(self, row: int, *names: str) -> str:
+        """Fields of job ``row`` as text for messages: ``field 4 (runtime) is -500``."""
+        return " and ".join(
+            f"{field_label(name)} is {self.data[row, COLUMN[name]]:g}" for name in names
+        )
+
+    def out_of_order(self) -> np.ndarray:
+        """The rows whose submit time is earlier than that of a job on an earlier line (the
+        file is not in submit order there); unknown submit times (-1) are left out."""
+        submit = self.column("submit")
+        known = submit >= 0
+        latest = np.maximum.accumulate(np.where(known, submit, -np.inf)) if len(submit) else submit
+        return np.flatnonzero(known & (submit < latest))
+
     def line_of(self, row: int) -> int:
         """The 1-based line number of job ``row`` in the file (for messages)."""
         return _line_number(_decode(self.name, _read_bytes(self.name)), row)
@@ -235,6 +249,11 @@ def _line_number(text: str, row: int) -> int:
 def _field_name(k: int) -> str:
     label = FIELDS[k] if k < len(FIELDS) else "extension"
     return f"field {k + 1} ({label})"
+
+
+def field_label(name: str) -> str:
+    """``field 4 (runtime)``: a field named as the messages name it."""
+    return _field_name(COLUMN[name])
 
 
 def _number(name: str, number: int, k: int, token: str) -> float:
