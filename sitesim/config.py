@@ -420,7 +420,7 @@ class ReplayConfig(RunConfig):
         load: scale inter-arrival times to this offered load, in (0, :attr:`MAX_LOAD`]
             (exclusive with ``scale``); the factor it takes must lie in :attr:`SCALE_RANGE`.
         scale: multiply inter-arrival times by this factor, in :attr:`SCALE_RANGE` (< 1 raises
-            the load, to at most :attr:`MAX_LOAD`).
+            the load).
         estimates: ``trace`` (requested times) or ``exact`` (the actual runtimes).
         warmup_days: days after the first submission left out of the metrics.
         feedback: keep the users' dependencies: a dependent job is submitted after the
@@ -447,7 +447,7 @@ class ReplayConfig(RunConfig):
     #: arrivals then takes 86 s, less than most jobs run) or stretched at most 1000 times
     #: (docs/background/decisions.md#trace-replay).
     SCALE_RANGE: ClassVar[tuple[float, float]] = (0.001, 1000.0)
-    #: The highest offered load a replay may be scaled to: beyond it most of the work is still
+    #: The highest offered load ``load`` may ask for: beyond it most of the work is still
     #: waiting when the last job arrives, and the metrics measure the backlog's drain.
     MAX_LOAD: ClassVar[float] = 4.0
     #: Settings of a feedback replay only: without ``feedback`` they keep their defaults.

@@ -166,7 +166,7 @@ def feedback_plan(trace: SWFTrace, workload: TraceWorkload, config: ReplayConfig
     """The dependencies of a feedback replay: from fields 17/18, or inferred from think times.
 
     Raises:
-        SitesimError: they are to be inferred, but no think time can be computed (the check of
+        ConfigError: they are to be inferred, but no think time can be computed (the check of
             :func:`sitesim.activity.think_rows`, which ``sitesim analyze`` makes too).
     """
     if not FeedbackPlan.has_fields(workload):
@@ -187,8 +187,7 @@ def at_configured_load(
     inter-arrival times were multiplied by.
 
     Raises:
-        ConfigError: the factor ``load`` needs is outside :attr:`ReplayConfig.SCALE_RANGE`, or
-            ``scale`` would raise the offered load above :attr:`ReplayConfig.MAX_LOAD`.
+        ConfigError: the factor ``load`` needs is outside :attr:`ReplayConfig.SCALE_RANGE`.
     """
     current = workload.offered_load(procs)
     low, high = ReplayConfig.SCALE_RANGE
@@ -204,12 +203,6 @@ def at_configured_load(
         return workload.at_load(config.load, procs)
     if config.scale is None:
         return workload, 1.0
-    if config.scale < 1 and current / config.scale > ReplayConfig.MAX_LOAD:
-        raise ConfigError(
-            f"scale {config.scale:g}: {name} offers {current:.3g}, so the offered load would "
-            f"be {current / config.scale:.3g}, above {ReplayConfig.MAX_LOAD:g}; give a scale "
-            f"factor >= {current / ReplayConfig.MAX_LOAD:.3g}"
-        )
     return workload.scaled(config.scale), config.scale
 
 

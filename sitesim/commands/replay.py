@@ -99,8 +99,7 @@ def add_parser(commands: Any) -> None:
         "--scale",
         type=number(low, high),
         metavar="F",
-        help=f"multiply inter-arrival times by F in [{low:g}, {high:g}] (F < 1 raises the load, "
-        f"to at most {most:g})",
+        help=f"multiply inter-arrival times by F in [{low:g}, {high:g}] (F < 1 raises the load)",
     )
     load.add_argument(
         "--load",

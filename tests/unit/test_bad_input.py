@@ -184,14 +184,6 @@ def test_a_load_the_trace_cannot_reach_names_the_loads_it_can(tmp_path):
     assert run_replay(config.replace(load=2.5), trace=trace).summary.jobs == 2
 
 
-def test_a_scale_that_raises_the_load_above_4_is_refused(tmp_path):
-    trace = read_swf(swf(tmp_path, ["0 0 1000 8 1", "1000 0 1000 8 1"]))  # load 2
-    config = ReplayConfig(trace=trace.name, scale=0.25, estimates="exact")
-    with pytest.raises(ConfigError, match=r"load would be 8, above 4; give a scale factor >= 0\.5"):
-        run_replay(config, trace=trace)
-    assert run_replay(config.replace(scale=0.5), trace=trace).summary.jobs == 2
-
-
 # -- 6. scheduler options -----------------------------------------------------------------------
 def test_a_parameter_no_scheduler_takes_is_named_with_the_scheduler(tmp_path, capsys):
     trace = str(swf(tmp_path, ["0 0 100 2 1"]))
