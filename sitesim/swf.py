@@ -55,6 +55,8 @@ class SWFTrace:
         data: the job lines, a float64 array of shape (jobs, 18).
         tails: extended-line tails (text after field 18) by row index.
         sha256: hex digest of the file as stored (compressed or not); empty if not from a file.
+        first_row: the row in file ``name`` of its first job (an excerpt's start), so that
+            messages name the file's lines.
     """
 
     name: str
@@ -62,6 +64,7 @@ class SWFTrace:
     data: np.ndarray
     tails: dict[int, str] = field(default_factory=dict)
     sha256: str = ""
+    first_row: int = 0
 
     def __len__(self) -> int:
         return len(self.data)
@@ -103,7 +106,10 @@ class SWFTrace:
             )
         tails = {row - start: text for row, text in self.tails.items() if start <= row < stop}
         note = f"; Note: job lines {start}:{stop} (0-based, end excluded) of {self.name}"
-        return SWFTrace(self.name, [*self.header, note], self.data[start:stop].copy(), tails)
+        data = self.data[start:stop].copy()
+        return SWFTrace(
+            self.name, [*self.header, note], data, tails, first_row=self.first_row + start
+        )
 
     def values(self, row: int, *names: str) -> str:
         """Fields of job ``row`` as text for messages: ``field 4 (runtime) is -500``."""
@@ -121,14 +127,14 @@ class SWFTrace:
 
     def line_of(self, row: int) -> int:
         """The 1-based line number of job ``row`` in the file (for messages)."""
-        return _line_number(_decode(self.name, _read_bytes(self.name)), row)
+        return _line_number(_decode(self.name, _read_bytes(self.name)), self.first_row + row)
 
     def location(self, row: int) -> str:
         """``file:line`` of job ``row``; ``name: job line N`` if the file cannot be read."""
         try:
             return f"{self.name}:{self.line_of(row)}"
         except (SitesimError, IndexError):
-            return f"{self.name}: job line {row + 1}"
+            return f"{self.name}: job line {self.first_row + row + 1}"
 
 
 def read_swf(path: str | os.PathLike[str]) -> SWFTrace:

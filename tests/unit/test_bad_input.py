@@ -68,6 +68,16 @@ def test_strict_names_both_size_fields_with_their_values(tmp_path, capsys):
     )
 
 
+@pytest.mark.parametrize("extra", [[], ["--utility", "linear"]])
+def test_strict_names_the_file_line_in_an_excerpt(tmp_path, capsys, extra):
+    jobs = ["0 0 100 2 1", "10 0 100 2 1", "20 0 -500 2 1", "30 0 9 1 1", "15 0 9 1 1"]
+    trace = str(swf(tmp_path, jobs, name="x.swf"))
+    message = error(capsys, ["replay", trace, "--strict", "--jobs", "2:4", *extra])
+    assert message.endswith("x.swf:4: job 3 has no runtime: field 4 (runtime) is -500")
+    message = error(capsys, ["replay", trace, "--strict", "--jobs", "3:5", *extra])
+    assert "x.swf:6: job 5 is submitted before a job on an earlier line" in message
+
+
 # -- 2. analyze of degenerate traces -----------------------------------------------------------
 def test_analyze_of_one_job_says_there_is_no_think_time_instead_of_nan(tmp_path, capsys):
     assert main(["analyze", str(swf(tmp_path, ["0 10 100 2 1"]))]) == 0
