@@ -100,21 +100,23 @@ class TraceWorkload:
         size = np.where(col("procs") > 0, col("procs"), col("req_procs"))
         runtime = col("runtime")
         submit = col("submit")
+        sizes = ("procs", "req_procs")
         problems = (
-            ("unknown size", size <= 0, "has no processor count (fields 5 and 8 are -1)"),
-            ("unknown runtime", runtime < 0, "has no runtime (field 4 is -1)"),
-            ("unknown submit time", submit < 0, "has no submit time (field 2 is -1)"),
-            ("larger than the machine", size > procs, f"needs more than {procs} processors"),
+            ("unknown size", size <= 0, "has no processor count", sizes),
+            ("unknown runtime", runtime < 0, "has no runtime", ("runtime",)),
+            ("unknown submit time", submit < 0, "has no submit time", ("submit",)),
+            ("larger than the machine", size > procs, f"needs more than {procs} processors", sizes),
         )
         keep = np.ones(len(trace), dtype=bool)
         skipped: dict[str, int] = {}
-        for reason, bad, message in problems:
+        for reason, bad, message, fields in problems:
             bad = bad & keep
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
                 if strict:
                     raise InvalidJobError(
-                        f"{trace.location(row)}: job {int(col('job')[row])} {message}"
+                        f"{trace.location(row)}: job {int(col('job')[row])} {message}: "
+                        f"{trace.values(row, *fields)}"
                     )
                 skipped[reason] = int(bad.sum())
                 keep &= ~bad

@@ -417,15 +417,18 @@ class ReplayConfig(RunConfig):
         trace: the SWF file (``.swf`` or ``.swf.gz``).
         trace_sha256: its sha256 (filled in when the run reads it; a rerun checks it).
         procs: machine size (None: the trace header's MaxProcs, else MaxNodes).
-        load: scale inter-arrival times to this offered load (exclusive with ``scale``).
-        scale: multiply inter-arrival times by this factor (< 1 raises the load).
+        load: scale inter-arrival times to this offered load, in (0, :attr:`MAX_LOAD`]
+            (exclusive with ``scale``); the factor it takes must lie in :attr:`SCALE_RANGE`.
+        scale: multiply inter-arrival times by this factor, in :attr:`SCALE_RANGE` (< 1 raises
+            the load).
         estimates: ``trace`` (requested times) or ``exact`` (the actual runtimes).
         warmup_days: days after the first submission left out of the metrics.
         feedback: keep the users' dependencies: a dependent job is submitted after the
             simulated end of the job it depends on (:mod:`sitesim.models.feedback`).
         think: how a feedback replay infers dependencies when the trace has no field 17:
-            ``last``, ``max`` or ``arrival`` (users.md).
-        threshold_min: the session threshold of that inference, minutes.
+            ``last``, ``max`` or ``arrival`` (users.md); only with ``feedback``.
+        threshold_min: the session threshold of that inference, minutes; only with
+            ``feedback``.
         uncertainty: user uncertainty k in [0, 1]: stated start values drawn around the true
             ones' percentiles (utility.md §5); 0 states the truth.
         wealth_gini: wealth inequity k in [0, 1]: round(k · users) users state values about 0.
@@ -440,6 +443,15 @@ class ReplayConfig(RunConfig):
     """
 
     mode: ClassVar[str] = "replay"
+    #: The factors inter-arrival times may be scaled by: compressed at most 1000 times (a day of
+    #: arrivals then takes 86 s, less than most jobs run) or stretched at most 1000 times
+    #: (docs/background/decisions.md#trace-replay).
+    SCALE_RANGE: ClassVar[tuple[float, float]] = (0.001, 1000.0)
+    #: The highest offered load ``load`` may ask for: beyond it most of the work is still
+    #: waiting when the last job arrives, and the metrics measure the backlog's drain.
+    MAX_LOAD: ClassVar[float] = 4.0
+    #: Settings of a feedback replay only: without ``feedback`` they keep their defaults.
+    FEEDBACK_SETTINGS: ClassVar[tuple[str, ...]] = ("think", "threshold_min")
 
     trace: str
     trace_sha256: str | None = None
@@ -468,9 +480,9 @@ class ReplayConfig(RunConfig):
         if self.load is not None and self.scale is not None:
             raise ConfigError("give either load or scale, not both")
         if self.load is not None:
-            self._set("load", _real("load", self.load, 0.0, above=True))
+            self._set("load", _real("load", self.load, 0.0, self.MAX_LOAD, above=True))
         if self.scale is not None:
-            self._set("scale", _real("scale", self.scale, 0.0, above=True))
+            self._set("scale", _real("scale", self.scale, *self.SCALE_RANGE))
         if self.estimates not in ("trace", "exact"):
             raise ConfigError(
                 f"estimates of a replay must be 'trace' or 'exact', got {self.estimates!r}"
@@ -482,6 +494,13 @@ class ReplayConfig(RunConfig):
                 f"think must be one of {', '.join(THINK_DEFINITIONS)}, got {self.think!r}"
             )
         self._set("threshold_min", _real("threshold_min", self.threshold_min, 0.0, above=True))
+        for setting in dataclasses.fields(self) if not self.feedback else ():
+            value = getattr(self, setting.name)
+            if setting.name in self.FEEDBACK_SETTINGS and value != setting.default:
+                raise ConfigError(
+                    f"{setting.name} applies to feedback replays only (feedback = true), "
+                    f"got {setting.name} = {value!r} without feedback"
+                )
         self._set("uncertainty", _real("uncertainty", self.uncertainty, 0.0, 1.0))
         self._set("wealth_gini", _real("wealth_gini", self.wealth_gini, 0.0, 1.0))
         self._set("start_job", _whole("start_job", self.start_job, 0))
