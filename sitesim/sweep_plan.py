@@ -22,7 +22,7 @@ from typing import Any
 
 from sitesim.config import DEFAULT_PROFILE, RunConfig, SiteConfig, takes_parameters
 from sitesim.errors import ConfigError, SitesimError
-from sitesim.import_paths import path_of
+from sitesim.import_paths import is_import_path, path_of
 from sitesim.models.users import UserModel
 from sitesim.schedulers import REGISTRY, Scheduler, parameters, registered, scheduler_label
 
@@ -124,9 +124,9 @@ class SweepPlan:
     def scheduler_parameters(self) -> set[str]:
         """The parameters of every registered scheduler and of those the plan names."""
         named = [self.base.scheduler, *self.factors.get("scheduler", ())]
-        return set().union(
-            *(parameters(name) for name in REGISTRY), *(takes_parameters(name) for name in named)
-        )
+        # (a path that cannot be imported says why here; an unknown name, in its run)
+        takes = (parameters(n) if is_import_path(n) else takes_parameters(n) for n in named)
+        return set().union(*(parameters(name) for name in REGISTRY), *takes)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> SweepPlan:

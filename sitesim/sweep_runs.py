@@ -263,7 +263,6 @@ def completed(folder: Path, run: PlannedRun) -> dict[str, Any] | None:
         stored = document["config"]
         sweep = document["sweep"]
         summary = Summary.from_dict(document["summary"]).as_dict()
-        files = document["files"]
     except (OSError, ValueError, KeyError, TypeError):
         return None  # unreadable: run it again
     custom = run.custom
@@ -279,6 +278,7 @@ def completed(folder: Path, run: PlannedRun) -> dict[str, Any] | None:
             f"{folder} holds the results of another configuration; remove it or give "
             "another output folder"
         )
+    files = document.get("files")
     if not isinstance(files, dict) or not all(_intact(folder, *item) for item in files.items()):
         return None
     stats = counters(document.get("scheduler_stats", {}))
