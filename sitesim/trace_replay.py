@@ -17,7 +17,8 @@ from sitesim.errors import ConfigError, InvalidJobError, SitesimError, require
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
-from sitesim.schedulers import Scheduler, create, registered
+from sitesim.runner import scheduler_settings
+from sitesim.schedulers import Scheduler
 from sitesim.site import Site, SiteResult
 from sitesim.swf import SWFTrace, read_swf, read_swf_cached
 
@@ -53,8 +54,8 @@ def replay(
 
     Args:
         trace: the SWF trace, or its file.
-        scheduler: a scheduler name (with its parameters as keyword arguments) or a fresh
-            scheduler object.
+        scheduler: a scheduler name (registered or an import path, with its parameters as
+            keyword arguments) or a fresh scheduler object, given the run's seed.
         procs: machine size (default: the trace header's MaxProcs).
         scale: multiply inter-arrival times by this factor (< 1 raises the load).
         load: instead of ``scale``, scale to this offered load.
@@ -67,28 +68,22 @@ def replay(
         The result. Its ``config`` reproduces the run (:func:`sitesim.run`), unless the trace
         was not read from a file or the scheduler is a custom object (then it is None).
     """
-    if isinstance(scheduler, str):
-        scheduler = create(scheduler, **scheduler_params)
-    elif scheduler_params:
-        raise ConfigError("give scheduler parameters to the scheduler object, not replay()")
+    settings, custom = scheduler_settings(scheduler, scheduler_params, "replay")
     if not isinstance(trace, SWFTrace):
         trace = read_swf(trace)
-    described = registered(scheduler)
+    name = trace.name or "(an SWF trace in memory)"
+    # A configuration validates every setting, even of a run it cannot fully describe.
     config = ReplayConfig(
-        trace=trace.name or "(an SWF trace in memory)",
-        trace_sha256=trace.sha256 or None,
-        procs=procs,
-        scale=scale,
-        load=load,
-        estimates=estimates,
-        warmup_days=warmup_days,
-        strict=strict,
-        scheduler=scheduler.name if described else "EASY",
-        scheduler_params=scheduler.params() if described else {},
-    )  # validates every setting, even of a run it cannot fully describe
-    if trace.sha256 and described:
-        return run_replay(config, trace=trace, scheduler=scheduler, progress=progress)
-    return _replay(config, trace, scheduler, progress)  # no configuration: custom pieces
+        trace=name, trace_sha256=trace.sha256 or None, procs=procs, scale=scale, load=load,
+        estimates=estimates, warmup_days=warmup_days, strict=strict, **settings,
+    )  # fmt: skip
+    if custom is None:
+        custom = config.make_scheduler()
+    else:
+        custom.use_seed(config.seed)  # as a configured run does
+    if trace.sha256 and settings:
+        return run_replay(config, trace=trace, scheduler=custom, progress=progress)
+    return _replay(config, trace, custom, progress)  # no configuration: custom pieces
 
 
 def run_replay(
