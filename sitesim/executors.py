@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from types import FrameType
 from typing import Any, Literal, TypeVar
@@ -126,7 +127,7 @@ def _pool(
     """A local process pool; a worker that dies fails the items the pool had, which are
     yielded as lost (a sweep retries them on a new pool)."""
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, initializer=_start_worker)
-    processes: dict[int, multiprocessing.Process] = {}  # every worker the pool started
+    processes: dict[int, BaseProcess] = {}  # every worker the pool started
 
     def stop() -> None:
         processes.update(getattr(pool, "_processes", None) or {})
@@ -140,9 +141,10 @@ def _pool(
             lost = None
             while True:
                 while lost is None and len(running) < IN_FLIGHT * workers:
-                    k, item = next(waiting, (-1, None))
-                    if k < 0:
+                    entry = next(waiting, None)
+                    if entry is None:
                         break
+                    k, item = entry
                     try:
                         running[pool.submit(_call, function, item)] = k
                     except concurrent.futures.process.BrokenProcessPool as err:
@@ -210,7 +212,7 @@ def _watch_parent(parent: int) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _end(processes: Sequence[multiprocessing.Process]) -> None:
+def _end(processes: Sequence[BaseProcess]) -> None:
     """SIGTERM every process, wait up to :data:`GRACE` seconds, kill those still alive."""
     for process in processes:
         with suppress(OSError, ValueError, AttributeError):
@@ -303,7 +305,7 @@ def dask_setup(worker: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _close_dask(client: Any, cluster: Any, children: set[multiprocessing.Process]) -> None:
+def _close_dask(client: Any, cluster: Any, children: set[BaseProcess]) -> None:
     """Close the client and the LocalCluster (if any); kill the processes it left."""
     with suppress(Exception):
         client.close(timeout=2 * GRACE)
