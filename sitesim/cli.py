@@ -75,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments; None reads ``sys.argv`` and means that this is the program: an
             interrupted command then ends the process once its clean-ups are done.
     """
+    if argv is None:
+        from sitesim import collector
+
+        collector.exit_on_interrupt = True
     try:
         with _signals_interrupt():
             parser = build_parser(argv)

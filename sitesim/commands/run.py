@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
+from sitesim.budget import check_site_run
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_scheduler_options,
@@ -256,29 +258,50 @@ def run(args: argparse.Namespace) -> int:
         for settings in scheduler_options(args)
     ]
     check_out(args)
-    results: list[SiteResult] = []
-    for config in configs:
-        label = f"run {len(results) + 1}/{len(configs)}: {config.users} users, {config.scheduler}"
-        with ProgressBar(label) as bar:
-            results.append(run_config(config, progress=bar))
-    if args.utility:  # competitive ratios against EASY with the same users
-        easy = {c.users: r for c, r in zip(configs, results, strict=True) if r.label == "EASY"}
-        for config in configs:
-            if config.users not in easy:
-                easy[config.users] = run_config(config.replace(scheduler="EASY"))
-        pairs = zip(configs, results, strict=True)
-        results = [with_competitive_ratio(r, easy[c.users]) for c, r in pairs]
-    for config, result in zip(configs, results, strict=True):
-        if args.out is not None:
-            write_outputs(
-                args.out / f"users-{config.users:04d}-{config.scheduler}", result, users=True
-            )
+    check_site_run(max(configs, key=lambda c: c.users), write=args.out is not None)
+    results = _run_all(configs, args.out, args.utility)
     print(table(RUN_COLUMNS, [run_row(r) for r in results]))
     if args.utility:
         pairs = zip(configs, results, strict=True)
         print(table(("Users", *UTILITY_COLUMNS), [[c.users, *utility_row(r)] for c, r in pairs]))
-    flat = [flat_row(r) for r in results]
     if args.out is not None:
-        atomic_write(args.out / RUNS_NAME, csv_text(flat))
         print(f"outputs written to {args.out}")
     return 0
+
+
+def _run_all(configs: list[SiteConfig], out: Path | None, utility: bool) -> list[SiteResult]:
+    """Run every configuration; with ``out``, publish each run's folder as it finishes and
+    rewrite runs.csv with the runs finished so far, so an interrupt keeps them. With
+    ``utility``, EASY with the same users runs first (run for this alone if not asked for),
+    so each run has its competitive ratio when it is published."""
+    done: dict[int, SiteResult] = {}
+    order = sorted(range(len(configs)), key=lambda k: configs[k].users)  # (stable)
+    if utility:  # EASY first among the runs with the same users
+        order.sort(key=lambda k: (configs[k].users, configs[k].scheduler != "EASY"))
+    easy: dict[int, SiteResult] = {}
+    try:
+        for k in order:
+            config = configs[k]
+            label = f"run {len(done) + 1}/{len(configs)}: {config.users} users, {config.scheduler}"
+            with ProgressBar(label) as bar:
+                result = run_config(config, progress=bar)
+            if utility:
+                if config.users not in easy:
+                    reference = config.replace(scheduler="EASY", scheduler_params={})
+                    easy[config.users] = result if config == reference else run_config(reference)
+                result = with_competitive_ratio(result, easy[config.users])
+            done[k] = result
+            if out is not None:
+                folder = out / f"users-{config.users:04d}-{config.scheduler}"
+                write_outputs(folder, result, users=True)
+                finished = [flat_row(done[j]) for j in sorted(done)]
+                atomic_write(out / RUNS_NAME, csv_text(finished))
+    except KeyboardInterrupt:
+        if out is not None and done:
+            print(
+                f"sitesim: {len(done)} of {len(configs)} runs finished, written to {out} "
+                f"({RUNS_NAME} lists them)",
+                file=sys.stderr,
+            )
+        raise
+    return [done[k] for k in range(len(configs))]
