@@ -30,6 +30,7 @@ from sitesim.models.workpool import EstimateModel
 from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
 from sitesim.report import (
+    RESULTS_NAME,
     RUN_COLUMNS,
     RUNS_NAME,
     UTILITY_COLUMNS,
@@ -271,7 +272,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_all(configs: list[SiteConfig], out: Path | None, utility: bool) -> list[SiteResult]:
     """Run every configuration; with ``out``, publish each run's folder as it finishes and
-    rewrite runs.csv with the runs finished so far, so an interrupt keeps them. With
+    rewrite runs.csv with the runs published so far, so an interrupt keeps them. With
     ``utility``, EASY with the same users runs first (run for this alone if not asked for),
     so each run has its competitive ratio when it is published."""
     done: dict[int, SiteResult] = {}
@@ -292,16 +293,27 @@ def _run_all(configs: list[SiteConfig], out: Path | None, utility: bool) -> list
                 result = with_competitive_ratio(result, easy[config.users])
             done[k] = result
             if out is not None:
-                folder = out / f"users-{config.users:04d}-{config.scheduler}"
-                write_outputs(folder, result, users=True)
-                finished = [flat_row(done[j]) for j in sorted(done)]
-                atomic_write(out / RUNS_NAME, csv_text(finished))
+                write_outputs(_folder(out, config), result, users=True)
+                _write_runs(out, configs, done)
     except KeyboardInterrupt:
-        if out is not None and done:
+        if out is not None and done:  # (the signal may have come between folder and list)
+            kept = _write_runs(out, configs, done)
             print(
-                f"sitesim: {len(done)} of {len(configs)} runs finished, written to {out} "
+                f"sitesim: {kept} of {len(configs)} runs finished, written to {out} "
                 f"({RUNS_NAME} lists them)",
                 file=sys.stderr,
             )
         raise
     return [done[k] for k in range(len(configs))]
+
+
+def _folder(out: Path, config: SiteConfig) -> Path:
+    return out / f"users-{config.users:04d}-{config.scheduler}"
+
+
+def _write_runs(out: Path, configs: list[SiteConfig], done: dict[int, SiteResult]) -> int:
+    """Write runs.csv (atomically) with the finished runs whose folder is published; return
+    how many."""
+    published = [k for k in sorted(done) if (_folder(out, configs[k]) / RESULTS_NAME).exists()]
+    atomic_write(out / RUNS_NAME, csv_text([flat_row(done[k]) for k in published]))
+    return len(published)
