@@ -12,16 +12,15 @@
 from __future__ import annotations
 
 import math
-import statistics
-import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from harness import kernel_then_replay
+from harness import kernel_then_replay, report_replays, time_calls, verdict
 
 from sitesim.config import ReplayConfig
 from sitesim.job import Job
-from sitesim.runner import run
 from sitesim.schedulers import DynP
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -29,42 +28,40 @@ DEFAULT = Path(__file__).resolve().parents[2] / "shared/traces/SDSC-SP2-1998-4.2
 
 def one_step(steps: int) -> None:
     rng = np.random.default_rng(1)
-    times = []
-    for _ in range(steps):
-        policy = DynP()
-        for k in range(25):
-            job = Job(size=int(rng.integers(1, 64)), runtime=math.nan,
-                      estimate=float(rng.integers(60, 36_000)), id=k + 1)  # fmt: skip
-            job.mark_submitted(float(k))
-            policy.submit(job, float(k))
-        running = sorted(
-            (float(rng.uniform(100, 36_000)), 1000 + i, int(rng.integers(1, 12))) for i in range(10)
-        )
-        free = 128 - sum(size for _, _, size in running)
-        start = time.perf_counter()
-        policy.step(30.0, free, running)
-        times.append(time.perf_counter() - start)
-    median, worst = statistics.median(times) * 1e3, max(times) * 1e3
+
+    def calls() -> Iterator[tuple[Callable[..., object], tuple[Any, ...]]]:
+        for _ in range(steps):
+            policy = DynP()
+            for k in range(25):
+                job = Job(size=int(rng.integers(1, 64)), runtime=math.nan,
+                          estimate=float(rng.integers(60, 36_000)), id=k + 1)  # fmt: skip
+                job.mark_submitted(float(k))
+                policy.submit(job, float(k))
+            running = sorted(
+                (float(rng.uniform(100, 36_000)), 1000 + i, int(rng.integers(1, 12)))
+                for i in range(10)
+            )
+            free = 128 - sum(size for _, _, size in running)
+            yield policy.step, (30.0, free, running)
+
+    median, worst = time_calls(calls())
     print(f"one dynP self-tuning step, 25 waiting jobs: median {median:.3f} ms, slowest "
-          f"{worst:.3f} ms over {steps} steps (target <= 1 ms: "
-          f"{'ok' if median <= 1 else 'MISSED'})")  # fmt: skip
+          f"{worst:.3f} ms over {steps} steps ({verdict(median, 1, 'ms')})")  # fmt: skip
 
 
 def replay(trace: Path) -> None:
     base = ReplayConfig(trace=str(trace))
-    for scheduler, params in (("PLAN", {}), ("DYNP", {"tuning": "half"}),
-                              ("DYNP", {"tuning": "full"})):  # fmt: skip
-        config = base.replace(scheduler=scheduler, **params)
-        start = time.perf_counter()
-        result = run(config)
-        seconds = time.perf_counter() - start
-        stats = result.scheduler_stats
-        detail = (f"; {stats['self_tuning_steps']:,} steps, {stats['policy_switches']:,} "
-                  f"switches (target <= 60 s: {'ok' if seconds <= 60 else 'MISSED'})"
-                  if scheduler == "DYNP" else "")  # fmt: skip
-        print(f"{config.label} replay of {trace.name}: {seconds:.1f} s (reading included), "
-              f"{result.summary.jobs:,} jobs, SLDwA {result.summary.slowdown_area_weighted:.2f}"
-              f"{detail}")  # fmt: skip
+    configs = (base.replace(scheduler="PLAN"), base.replace(scheduler="DYNP", tuning="half"),
+               base.replace(scheduler="DYNP", tuning="full"))  # fmt: skip
+    report_replays(
+        [(config.label, config) for config in configs],
+        trace.name,
+        lambda result: f"SLDwA {result.summary.slowdown_area_weighted:.2f}",
+        ("DYNP", 60),
+        lambda stats: (
+            f"{stats['self_tuning_steps']:,} steps, {stats['policy_switches']:,} switches"
+        ),
+    )
 
 
 def main() -> None:

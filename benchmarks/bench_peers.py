@@ -236,6 +236,16 @@ def checkout_version(folder: Path) -> str:
     return commit or "unknown commit"
 
 
+def checkout_missing(name: str, folder: Path, entry: str, repo: str, variable: str) -> str | None:
+    """None if the checkout of ``name`` in ``folder`` holds ``entry``; else how to get it."""
+    if (folder / entry).is_file():
+        return None
+    return (
+        f"no {name} checkout at {folder}: fetch github {repo} and `git archive` it there "
+        f"(or set {variable}); {DOCS}"
+    )
+
+
 # -- the tools ---------------------------------------------------------------------------------
 class Tool(ABC):
     """One simulator: how to run a scheduler on a prepared trace and read its results."""
@@ -362,23 +372,14 @@ class AccaSim(Tool):
 
 class CQSim(Tool):
     name = "cqsim"
-    natives: ClassVar[dict[str, str]] = {
-        "FCFS": "backfill=0",
-        "EASY": "backfill=1",
-        "CONSERVATIVE": "backfill=2",
-    }
+    natives: ClassVar = {"FCFS": "backfill=0", "EASY": "backfill=1", "CONSERVATIVE": "backfill=2"}
 
     def __init__(self) -> None:
         self.dir = Path(os.environ.get("CQSIM_DIR", str(PEERS / "CQSim")))
         self.python = os.environ.get("CQSIM_PYTHON", sys.executable)
 
     def missing(self) -> str | None:
-        if not (self.dir / "src/cqsim.py").is_file():
-            return (
-                f"no CQSim checkout at {self.dir}: fetch github SPEAR-UIC/CQSim and "
-                f"`git archive` it there (or set CQSIM_DIR); {DOCS}"
-            )
-        return None
+        return checkout_missing("CQSim", self.dir, "src/cqsim.py", "SPEAR-UIC/CQSim", "CQSIM_DIR")
 
     def version(self) -> str:
         py = output_of([self.python, "-c", "import sys; print(sys.version.split()[0])"])
@@ -476,12 +477,9 @@ class Pyss(Tool):
     def missing(self) -> str | None:
         if self.python is None:
             return f"no working Python 2 ({self.python_version}); set PYTHON2; {DOCS}"
-        if not (self.dir / "src/run_simulator.py").is_file():
-            return (
-                f"no pyss checkout at {self.dir}: fetch github dinesh121991/pyss and "
-                f"`git archive` it there (or set PYSS_DIR); {DOCS}"
-            )
-        return None
+        return checkout_missing(
+            "pyss", self.dir, "src/run_simulator.py", "dinesh121991/pyss", "PYSS_DIR"
+        )
 
     def version(self) -> str:
         return f"{checkout_version(self.dir)} (Python {self.python_version}, -O)"

@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -379,20 +380,27 @@ def series(points: list[Point], part: str) -> dict[str, list[Point]]:
     return out
 
 
+def speed_and(
+    points: list[Point], part: str, x: str, other: str, suffix: str = ""
+) -> tuple[Any, Any, Any]:
+    """A figure of two panels against the points' ``x``, one line per scheduler: jobs/s on the
+    left, the points' ``other`` on the right (labelled with ``suffix``)."""
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(11, 4.2))
+    for name, rows in series(points, part).items():
+        xs = [getattr(p, x) for p in rows]
+        left.plot(xs, [p.jobs_per_s for p in rows], "o-", label=name)
+        right.plot(xs, [getattr(p, other) for p in rows], "o-", label=name + suffix)
+    return fig, left, right
+
+
+def speed_axis(ax, xlabel: str, title: str) -> None:  # type: ignore[no-untyped-def]
+    """Jobs/s from 0 against a logarithmic x axis (every figure's speed panel)."""
+    ax.set(xscale="log", ylim=(0, None), xlabel=xlabel, ylabel="jobs/s", title=title)
+
+
 def plot_machine(points: list[Point], info: str, path: Path) -> None:
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for name, rows in series(points, "machine").items():
-        procs = [p.procs for p in rows]
-        left.plot(procs, [p.jobs_per_s for p in rows], "o-", label=name)
-        right.plot(procs, [p.mean_running for p in rows], "o-", label=name)
-    left.set(
-        xscale="log",
-        ylim=(0, None),
-        xlabel="processors (load kept)",
-        ylabel="jobs/s",
-        title="replay speed against machine size",
-    )
+    fig, left, right = speed_and(points, "machine", "procs", "mean_running")
+    speed_axis(left, "processors (load kept)", "replay speed against machine size")
     right.set(
         xscale="log",
         yscale="log",
@@ -416,32 +424,23 @@ def plot_queue(points: list[Point], info: str, path: Path) -> None:
                 textcoords="offset points",
                 xytext=(3, 3),
             )
-    ax.set(
-        xscale="log",
-        ylim=(0, None),
-        xlabel="mean queue length (jobs; labels: offered load)",
-        ylabel="jobs/s",
-        title=f"replay speed against queue length, {BASE_PROCS} processors",
+    speed_axis(
+        ax,
+        "mean queue length (jobs; labels: offered load)",
+        f"replay speed against queue length, {BASE_PROCS} processors",
     )
     finish(fig, [ax], info, path)
 
 
 def plot_trace(points: list[Point], info: str, path: Path) -> None:
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for name, rows in series(points, "trace").items():
-        jobs = [p.lines for p in rows]
-        left.plot(jobs, [p.jobs_per_s for p in rows], "o-", label=name)
-        right.plot(jobs, [p.peak_mb for p in rows], "o-", label=f"{name} peak")
+    fig, left, right = speed_and(points, "trace", "lines", "peak_mb", " peak")
     base = [p.base_mb for rows in series(points, "trace").values() for p in rows]
     if base:
         right.axhline(min(base), color="grey", ls=":", label="after imports")
-    left.set(
-        xscale="log",
-        ylim=(0, None),
-        xlabel="jobs (first n of RICC-2010)",
-        ylabel="jobs/s",
-        title=f"replay speed against trace length, {RICC_PROCS} procs",
+    speed_axis(
+        left,
+        "jobs (first n of RICC-2010)",
+        f"replay speed against trace length, {RICC_PROCS} procs",
     )
     right.set(
         xlim=(0, None),

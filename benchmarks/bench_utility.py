@@ -11,17 +11,16 @@
 
 from __future__ import annotations
 
-import statistics
-import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from harness import kernel_then_replay
+from harness import kernel_then_replay, report_replays, time_calls, verdict
 
 from sitesim.config import ReplayConfig
 from sitesim.job import Job, JobState
 from sitesim.models.utility import LeeSnavely
-from sitesim.runner import run
 from sitesim.schedulers.genetic import GA
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz"
@@ -45,34 +44,32 @@ def queue_of(n: int, rng: np.random.Generator) -> list[Job]:
 
 def one_pass(passes: int) -> None:
     rng = np.random.default_rng(1)
-    times = []
-    for k in range(passes):
-        ga = GA(seed=k)
-        ga.queue = queue_of(100, rng)
-        running = [(float(rng.uniform(60, 36_000)), None, 64) for _ in range(9)]  # 576 busy
-        free = PROCS - sum(size for _, _, size in running)
-        ga._running, ga._free = running, free  # the state select() hands the GA
-        start = time.perf_counter()
-        ga.evolve(ga.queue, 0.0, free)
-        times.append(time.perf_counter() - start)
-    median, worst = statistics.median(times) * 1e3, max(times) * 1e3
-    print(f"one GA pass, 100 jobs, population 20 x 100 generations: median {median:.1f} ms, "
-          f"slowest {worst:.1f} ms over {passes} passes (target <= 100 ms: "
-          f"{'ok' if median <= 100 else 'MISSED'})")  # fmt: skip
+
+    def calls() -> Iterator[tuple[Callable[..., object], tuple[Any, ...]]]:
+        for k in range(passes):
+            ga = GA(seed=k)
+            ga.queue = queue_of(100, rng)
+            running = [(float(rng.uniform(60, 36_000)), None, 64) for _ in range(9)]  # 576 busy
+            free = PROCS - sum(size for _, _, size in running)
+            ga._running, ga._free = running, free  # the state select() hands the GA
+            yield ga.evolve, (ga.queue, 0.0, free)
+
+    median, worst = time_calls(calls())
+    print(
+        f"one GA pass, 100 jobs, population 20 x 100 generations: median {median:.1f} ms, "
+        f"slowest {worst:.1f} ms over {passes} passes ({verdict(median, 100, 'ms')})"
+    )
 
 
 def replay(trace: Path) -> None:
     base = ReplayConfig(trace=str(trace), start_job=5000, stop_job=10000, utility="lee-snavely")
-    for scheduler in ("EASY", "GA"):
-        start = time.perf_counter()
-        result = run(base.replace(scheduler=scheduler))
-        seconds = time.perf_counter() - start
-        target = (f" (target <= 300 s: {'ok' if seconds <= 300 else 'MISSED'}; "
-                  f"{result.scheduler_stats.get('passes_evolved', 0):,} passes evolved)"
-                  if scheduler == "GA" else "")  # fmt: skip
-        print(f"{scheduler} replay of the 5,000-job SDSC-BLUE excerpt: {seconds:.1f} s, "
-              f"{result.summary.jobs:,} jobs, utility {result.summary.utility_total:.4g}"
-              f"{target}")  # fmt: skip
+    report_replays(
+        [(name, base.replace(scheduler=name)) for name in ("EASY", "GA")],
+        "the 5,000-job SDSC-BLUE excerpt",
+        lambda result: f"utility {result.summary.utility_total:.4g}",
+        ("GA", 300),
+        lambda stats: f"{stats.get('passes_evolved', 0):,} passes evolved",
+    )
 
 
 def main() -> None:

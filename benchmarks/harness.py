@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import statistics
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
+
+from sitesim.config import RunConfig
+from sitesim.runner import run
+from sitesim.site import SiteResult
 
 
 def kernel_then_replay(
@@ -29,3 +36,43 @@ def kernel_then_replay(
         replay(args.trace)
     else:
         print(f"{args.trace} not found: the replay is skipped")
+
+
+def time_calls(
+    calls: Iterable[tuple[Callable[..., object], tuple[Any, ...]]],
+) -> tuple[float, float]:
+    """The median and the slowest time, in ms, of the calls ``function(*args)``; each is timed
+    alone (``calls`` may build the next one, untimed, while it is asked for it)."""
+    times = []
+    for function, args in calls:
+        start = time.perf_counter()
+        function(*args)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3, max(times) * 1e3
+
+
+def report_replays(
+    runs: Iterable[tuple[str, RunConfig]],
+    where: str,
+    measure: Callable[[SiteResult], str],
+    target: tuple[str, float],
+    counters: Callable[[dict[str, Any]], str],
+) -> None:
+    """Run each named configuration, timed (the trace's reading included), and print a line:
+    name, seconds, jobs and ``measure(result)``. The runs of the scheduler ``target[0]`` are
+    held against ``target[1]`` seconds, with ``counters(result.scheduler_stats)``."""
+    tested, limit = target
+    for name, config in runs:
+        start = time.perf_counter()
+        result = run(config)
+        seconds = time.perf_counter() - start
+        note = ""
+        if config.scheduler == tested:
+            note = f" ({verdict(seconds, limit, 's')}; {counters(result.scheduler_stats)})"
+        print(f"{name} replay of {where}: {seconds:.1f} s (reading included), "
+              f"{result.summary.jobs:,} jobs, {measure(result)}{note}")  # fmt: skip
+
+
+def verdict(value: float, limit: float, unit: str) -> str:
+    """``target <= 1 ms: ok``, or ``MISSED``."""
+    return f"target <= {limit:g} {unit}: {'ok' if value <= limit else 'MISSED'}"

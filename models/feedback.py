@@ -23,8 +23,9 @@ same think time after that job's **simulated** end. The rules (docs/reference/re
      ``arrival`` (think = time between submissions) the job before it, ``think`` after that
      job's simulated *submission*, so nothing depends on service and the replay stays open.
 
-   A job whose reference point is unknown (the trace has no wait for the earlier job) keeps its
-   timestamp.
+   A job whose reference point is unknown (the trace has no wait for the earlier job), or
+   whose user is unknown, keeps its timestamp. A trace whose think times are all unknown is
+   refused (:func:`sitesim.trace_replay.feedback_plan`), as ``sitesim analyze`` refuses it.
 3. **Load scaling** scales the timestamps kept; think times and offsets are the users' and are
    not scaled.
 
@@ -78,6 +79,12 @@ class FeedbackPlan:
         """Jobs whose submission waits for another job."""
         return int((self.kind != AT_TIME).sum())
 
+    @staticmethod
+    def has_fields(workload: TraceWorkload) -> bool:
+        """Whether the workload's dependencies come from its fields (some job has field 17)
+        rather than inferred."""
+        return bool((workload.preceding > 0).any())
+
     @classmethod
     def of(
         cls,
@@ -94,7 +101,7 @@ class FeedbackPlan:
         anchor = np.full(n, -1, dtype=np.int64)
         delay = np.zeros(n)
         end = workload.submit + workload.wait + np.minimum(workload.runtime, workload.estimate)
-        if (workload.preceding > 0).any():
+        if cls.has_fields(workload):
             index_of = {int(number): i for i, number in enumerate(workload.number.tolist())}
             for i, number in enumerate(workload.preceding.tolist()):
                 k = index_of.get(number, -1)
@@ -114,8 +121,8 @@ class FeedbackPlan:
         for pos in range(1, n):
             i, k = order[pos], order[pos - 1]
             gap = think[pos - 1]
-            if session[pos] != session[pos - 1] or not np.isfinite(gap):
-                continue  # a new session (or user, or an unknown end): its timestamp
+            if session[pos] != session[pos - 1] or not np.isfinite(gap) or user[pos] < 0:
+                continue  # a new session (or user, an unknown end or user): its timestamp
             if batch[pos] == batch[pos - 1]:  # submitted before the job it follows ended
                 first = order[batch_first[pos]]
                 kind[i], anchor[i] = AFTER_SUBMIT, first

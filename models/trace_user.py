@@ -16,7 +16,7 @@ Which trace lines become jobs (docs/reference/replay.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,7 +25,6 @@ import numpy as np
 from simpy.events import Event
 
 from sitesim.errors import ConfigError, InvalidJobError, require
-from sitesim.event_queue import Alarm
 from sitesim.job import MIN_ESTIMATE, Job
 from sitesim.swf import SWFTrace
 
@@ -101,21 +100,23 @@ class TraceWorkload:
         size = np.where(col("procs") > 0, col("procs"), col("req_procs"))
         runtime = col("runtime")
         submit = col("submit")
+        sizes = ("procs", "req_procs")
         problems = (
-            ("unknown size", size <= 0, "has no processor count (fields 5 and 8 are -1)"),
-            ("unknown runtime", runtime < 0, "has no runtime (field 4 is -1)"),
-            ("unknown submit time", submit < 0, "has no submit time (field 2 is -1)"),
-            ("larger than the machine", size > procs, f"needs more than {procs} processors"),
+            ("unknown size", size <= 0, "has no processor count", sizes),
+            ("unknown runtime", runtime < 0, "has no runtime", ("runtime",)),
+            ("unknown submit time", submit < 0, "has no submit time", ("submit",)),
+            ("larger than the machine", size > procs, f"needs more than {procs} processors", sizes),
         )
         keep = np.ones(len(trace), dtype=bool)
         skipped: dict[str, int] = {}
-        for reason, bad, message in problems:
+        for reason, bad, message, fields in problems:
             bad = bad & keep
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
                 if strict:
                     raise InvalidJobError(
-                        f"{trace.location(row)}: job {int(col('job')[row])} {message}"
+                        f"{trace.location(row)}: job {int(col('job')[row])} {message}: "
+                        f"{trace.values(row, *fields)}"
                     )
                 skipped[reason] = int(bad.sum())
                 keep &= ~bad
@@ -237,11 +238,11 @@ def _at_least_min(estimate: np.ndarray) -> tuple[np.ndarray, int]:
 class TraceUser:
     """Submits the jobs of a :class:`TraceWorkload` at their timestamps, ignoring completions.
 
-    The arrivals are one event, scheduled for each timestamp in turn, whose callback submits
-    every job due and schedules it again for the next (cheaper than resuming a process, or
-    making a timeout, at each timestamp); the user process itself only waits for the last
-    submission. The columns are turned into Python values a block at a time, so a long trace
-    is never held as Python objects at once.
+    The arrivals are a chain of the engine's notices (``env.after``), one for each timestamp in
+    turn, whose callback submits every job due and sets the next (cheaper than resuming a
+    process, or making a timeout, at each timestamp); the user process itself only waits for
+    the last submission. The columns are turned into Python values a block at a time, so a
+    long trace is never held as Python objects at once.
     """
 
     #: Jobs converted to Python values at a time.
@@ -261,7 +262,7 @@ class TraceUser:
         self._id_of_number: dict[int, int] | None = (
             {} if len(w) and bool((w.preceding > 0).any()) else None
         )
-        self._alarm = Alarm(site.env, self._arrive)  # the next arrival
+        self._arrival: list[Callable[[Any], None]] = [self._arrive]  # the next arrival's
         self._arrive(None)
         yield self._finished
 
@@ -281,7 +282,7 @@ class TraceUser:
             w.priority[lo:hi].tolist(), w.utility[lo:hi], stated[lo:hi], strict=True,
         )  # fmt: skip
 
-    def _arrive(self, _event: Event | None) -> None:
+    def _arrive(self, _notice: Any) -> None:
         """Submit every job due now; schedule the next arrival, or end the chain."""
         site = self._site
         if site.closed:
@@ -296,7 +297,7 @@ class TraceUser:
                 if submit > site.horizon:
                     break
                 self._next = row
-                self._alarm.set(submit - now)
+                env.after(submit - now, self._arrival, None)
                 return
             job = Job(size, runtime, estimate, user)  # (positional: the cheapest call)
             job.trace_row, job.priority = trace_row, priority

@@ -120,15 +120,41 @@ class UserModel:
     def users(self, count: int, profile: WorkloadProfile, procs: int, seed: int) -> list[User]:
         """Users 1..count of this model (the synthetic model does not use ``profile``)."""
         require(count >= 1, f"users must be >= 1, got {count}")
-        ids = range(1, count + 1)
+        return [self.user(uid, profile, procs, seed, users=count) for uid in range(1, count + 1)]
+
+    def user(
+        self, uid: int, profile: WorkloadProfile, procs: int, seed: int, *, users: int = 0
+    ) -> User:
+        """User ``uid`` (1-based) of this model, alone: the same user, with the same draws, as
+        in :meth:`users` (every user draws from streams of its own id and the seed).
+
+        With its first four arguments this is a user factory (``simulate(model=...)``), so a
+        population can mix built-in users with users of one's own::
+
+            def population(uid, profile, procs, seed):
+                if uid % 3:
+                    return MyUser(uid)
+                return UserModel(kind="static").user(uid, profile, procs, seed)
+
+        Args:
+            uid: the user's id, >= 1.
+            profile: the workload profile to draw jobs from (unused by the synthetic model).
+            procs: machine size.
+            seed: the run's root seed.
+            users: the synthetic model only: how many users its Poisson workload is spread
+                over (the population's size).
+        """
+        require(uid >= 1, f"user ids start at 1, got {uid}")
         if self.kind == "synthetic":
-            workload, estimates = self.synthetic, self.estimates
-            return [
-                SyntheticUser(uid, workload, procs, seed, users=count, estimates=estimates)
-                for uid in ids
-            ]
+            require(
+                users >= uid,
+                f"a synthetic user needs users, the population's size (>= {uid}), got {users}",
+            )
+            return SyntheticUser(
+                uid, self.synthetic, procs, seed, users=users, estimates=self.estimates
+            )
         kind = CompleteUser if self.kind == "complete" else StaticUser
-        return [kind(uid, profile, procs, seed, self) for uid in ids]
+        return kind(uid, profile, procs, seed, self)
 
 
 class StaticUser:

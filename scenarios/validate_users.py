@@ -26,6 +26,7 @@ import numpy as np
 from scipy import stats
 
 from sitesim.activity import decompose
+from sitesim.metrics import pair_keys
 from sitesim.models.cycles import ActivityCycle
 from sitesim.models.streams import stream
 from sitesim.models.users import UserModel
@@ -43,7 +44,7 @@ def generated(records: np.ndarray) -> dict[str, np.ndarray]:
     """The generator's own samples, from the per-job records (batch ids, think times)."""
     order = np.lexsort((records["submit"], records["user"]))
     rec = records[order]
-    key = rec["user"].astype(np.int64) * (1 << 31) + rec["batch"]
+    key = pair_keys(rec["user"], rec["batch"])
     _, widths = np.unique(key, return_counts=True)
     same_batch = key[1:] == key[:-1]
     # the first job of a batch that follows another batch carries the pure think time
@@ -60,7 +61,7 @@ def generated(records: np.ndarray) -> dict[str, np.ndarray]:
 def batch_starts(records: np.ndarray) -> np.ndarray:
     """True for each record that is the first job of its batch (in record order)."""
     order = np.lexsort((records["submit"], records["user"]))
-    key = records["user"][order].astype(np.int64) * (1 << 31) + records["batch"][order]
+    key = pair_keys(records["user"][order], records["batch"][order])
     first = np.concatenate(([True], key[1:] != key[:-1]))
     starts = np.empty(len(records), dtype=bool)
     starts[order] = first

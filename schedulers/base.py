@@ -37,6 +37,8 @@ class Scheduler(ABC):
     #: lightly loaded site have nothing waiting). A subclass that defines its own
     #: :meth:`select` must say so again: otherwise this is reset to False for it.
     skip_idle_passes: ClassVar[bool] = False
+    #: Set by the site it serves: a scheduler keeps state, so it serves one run only.
+    _served: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -77,20 +79,21 @@ class Scheduler(ABC):
             need = 0
             for job in started:
                 if job.state is not _WAITING:
-                    raise SchedulerError(
-                        f"scheduler {self.name} started job {job.id}, which is "
-                        f"{job.state.name.lower()}, not waiting"
-                    )
+                    self._broke(now, f"started job {job.id}, which is {_described(job)}")
                 need += job.size
             if need > free:
-                raise SchedulerError(
-                    f"scheduler {self.name} started jobs needing {need} processors "
-                    f"when {free} were free"
+                ids = ", ".join(str(job.id) for job in started)
+                self._broke(
+                    now, f"started jobs {ids} needing {need} processors when {free} were free"
                 )
             if len(started) > 1 and len(set(started)) < len(started):
-                raise SchedulerError(f"scheduler {self.name} started the same job twice")
+                twice = next(job for k, job in enumerate(started) if job in started[:k])
+                self._broke(now, f"started job {twice.id} twice")
             self.dequeue(started)
         return started
+
+    def _broke(self, now: float, what: str) -> None:
+        raise SchedulerError(f"scheduler {self.name} at t = {now:g} s {what}")
 
     def dequeue(self, started: list[Job]) -> None:
         """Take started jobs off the queue, keeping the order of the others.
@@ -143,6 +146,13 @@ class Scheduler(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+def _described(job: Job) -> str:
+    """A job that is not waiting, as an error names it."""
+    if job.state is JobState.CREATED:
+        return "not waiting: it was never submitted"
+    return f"{job.state.name.lower()}, not waiting"
 
 
 def scheduler_label(name: str, params: dict[str, Any]) -> str:

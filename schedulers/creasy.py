@@ -13,7 +13,7 @@ eventually has the highest priority and EASY's guarantee against starvation hold
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -23,11 +23,21 @@ from sitesim.machine import Running
 
 from .queue_order import EASY, ArrivalColumns, backfill_screened, reserve
 
+Minutes = TypeVar("Minutes", float, np.ndarray)
 
-def criticality(response_minutes: float) -> float:
-    """|d p_cont / dr| of p_cont(r) = 0.8 / (0.05 r + 1), r in minutes."""
-    root = 0.05 * response_minutes + 1.0
-    return 0.04 / (root * root)
+
+def priority(alpha: float, waited: float | Minutes, estimate: Minutes) -> Minutes:
+    """CREASY's priority, α · criticality(waited + estimate) + waited (minutes), of one job or
+    of arrays of jobs: the same arithmetic, so a long queue (NumPy) and a short one (Python)
+    are ordered alike. (The formula's one home; one call a job.)"""
+    root = 0.05 * (waited + estimate) + 1.0
+    return alpha * (0.04 / (root * root)) + waited
+
+
+def criticality(response_minutes: Minutes) -> Minutes:
+    """|d p_cont / dr| of p_cont(r) = 0.8 / (0.05 r + 1), r in minutes (a number or an array):
+    :func:`priority`'s criticality term alone (α = 1, nothing waited yet; exact)."""
+    return priority(1.0, 0.0, response_minutes)
 
 
 #: Queues up to this length are ordered in plain Python; longer ones with NumPy.
@@ -59,31 +69,28 @@ class CREASY(EASY):
         self.waiting = ArrivalColumns()
 
     def job_priority(self, job: Job, now: float) -> float:
-        """α · criticality(R) + seniority, in minutes."""
-        waited = (now - job.submit) / 60.0
-        return self.alpha * criticality(waited + job.estimate / 60.0) + waited
+        """α · criticality(R) + seniority, in minutes (:func:`priority`)."""
+        return priority(self.alpha, (now - job.submit) / 60.0, job.estimate / 60.0)
 
     def ordered(self, now: float) -> list[Job]:
         """The waiting jobs by priority, highest first, ties by arrival: the order of a short
-        queue's pass (:meth:`job_priority`'s arithmetic, inlined: no call a job)."""
+        queue's pass."""
         queue = self.queue
         if len(queue) < 2:
             return queue  # (mostly one job, on a machine with room)
         alpha = self.alpha
-        keyed = []
-        for job in queue:
-            waited = (now - job.submit) / 60.0
-            root = 0.05 * (waited + job.estimate / 60.0) + 1.0
-            keyed.append((-(alpha * (0.04 / (root * root)) + waited), job.id, job))
+        keyed = [
+            (-priority(alpha, (now - job.submit) / 60.0, job.estimate / 60.0), job.id, job)
+            for job in queue
+        ]
         keyed.sort()  # (ids differ: jobs themselves are never compared)
         return [entry[2] for entry in keyed]
 
     def priorities(self, now: float) -> np.ndarray:
-        """:meth:`job_priority` of every waiting job, in arrival order (same arithmetic)."""
+        """:meth:`job_priority` of every waiting job, in arrival order."""
         w = self.waiting
         waited = (now - np.frombuffer(w.submit)) / 60.0
-        root = 0.05 * (waited + np.frombuffer(w.estimate) / 60.0) + 1.0
-        return self.alpha * (0.04 / (root * root)) + waited
+        return priority(self.alpha, waited, np.frombuffer(w.estimate) / 60.0)
 
     def submit(self, job: Job, now: float) -> None:
         self.queue.append(job)

@@ -1,8 +1,10 @@
 """sitesim: site-level simulation of parallel-computer job schedulers.
 
-Users, sessions, batches of jobs and the machine are SimPy processes and resources; schedulers
-are processes woken by job arrivals and terminations. Open (trace replay) and closed
-(users in the loop) evaluations run on the same engine.
+Users are SimPy processes that submit jobs and wait for them; the machine keeps the running
+jobs and schedules each one's end as an event; the scheduler is a plain policy object, which the
+site's event loop asks once per instant, after that instant's arrivals and job ends, which
+waiting jobs to start (docs/background/engine.md). Open (trace replay) and closed (users in the
+loop) evaluations run on the same engine.
 
 What a scenario script needs is here::
 

@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from sitesim.errors import SitesimError, require
-from sitesim.swf import SWFTrace
+from sitesim.swf import SWFTrace, field_label
 
 ThinkDefinition = Literal["last", "max", "arrival"]
 THINK_DEFINITIONS: tuple[ThinkDefinition, ...] = ("last", "max", "arrival")
@@ -139,24 +139,7 @@ def decompose(
     require(definition in THINK_DEFINITIONS, f"think definition must be one of {THINK_DEFINITIONS}")
     require(threshold > 0, f"session threshold must be > 0 s, got {threshold}")
     col = trace.column
-    problems = {
-        "unknown user": col("user") < 0,
-        "unknown submit time": col("submit") < 0,
-        "unknown wait": col("wait") < 0,
-        "unknown runtime": col("runtime") < 0,
-    }
-    keep = np.ones(len(trace), dtype=bool)
-    excluded = {}
-    for reason, bad in problems.items():
-        if (bad & keep).any():
-            excluded[reason] = int((bad & keep).sum())
-        keep &= ~bad
-    rows = np.flatnonzero(keep)
-    if not len(rows):
-        raise SitesimError(
-            f"{trace.name}: no job has a known user, submit time, wait and runtime "
-            "(fields 12, 2, 3, 4), so no think time can be computed"
-        )
+    rows, excluded = think_rows(trace)
     user, submit = col("user")[rows], col("submit")[rows]
     order = np.lexsort((rows, submit, user))  # by user, then submit, then file order
     rows = rows[order]
@@ -187,6 +170,43 @@ def decompose(
         excluded=excluded,
         clock=clock,
     )
+
+
+#: What a think time needs: the job's user and end (submit + wait + runtime), by reason.
+THINK_FIELDS = {"unknown user": "user", "unknown submit time": "submit", "unknown wait": "wait",
+                "unknown runtime": "runtime"}  # fmt: skip
+
+
+def think_rows(trace: SWFTrace) -> tuple[np.ndarray, dict[str, int]]:
+    """The rows of the jobs a think time can be computed for (a known user, submit time, wait
+    and runtime), and the other jobs counted by reason (the first unknown field).
+
+    Raises:
+        SitesimError: there is none; the message names the fields unknown on every line.
+    """
+    keep = np.ones(len(trace), dtype=bool)
+    excluded = {}
+    for reason, name in THINK_FIELDS.items():
+        bad = trace.column(name) < 0
+        if (bad & keep).any():
+            excluded[reason] = int((bad & keep).sum())
+        keep &= ~bad
+    rows = np.flatnonzero(keep)
+    if not len(trace):
+        raise SitesimError(f"{trace.name}: the file holds no job lines")
+    if not len(rows):
+        fields = [name for name in THINK_FIELDS.values() if (trace.column(name) < 0).all()]
+        why = (
+            f": {' and '.join(map(field_label, fields))} "
+            f"{'are' if len(fields) > 1 else 'is'} unknown on every job line"
+            if fields
+            else ""
+        )
+        raise SitesimError(
+            f"{trace.name}: no job has a known user, submit time, wait and runtime "
+            f"(fields 12, 2, 3, 4){why}, so no think time can be computed"
+        )
+    return rows, excluded
 
 
 def session_structure(

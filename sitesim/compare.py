@@ -12,7 +12,8 @@ The prediction error of a metric is |conventional − site-level| / site-level, 
 directions (A's trace under B, B's trace under A) come from the same two site-level runs. All
 three runs are measured over the same window, the site-level runs' (warm-up to horizon), so a
 replay of a trace under its own scheduler reproduces the site-level numbers exactly (error 0);
-the open replay's jobs all run to completion, however long after the horizon (``drain_d``).
+the open replay's jobs all run to completion, however long after the horizon (``drain_d``, the
+days from the horizon to the replay's last end; 0 when it ended by the horizon).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from sitesim.config import SiteConfig
 from sitesim.executors import Executor, execute_all
@@ -95,8 +98,17 @@ def _row(
     ends = conventional.records["end"]
     row["conv_utilization"] = conventional.summary.utilization
     row["site_utilization"] = real.summary.utilization
-    row["drain_d"] = (float(ends.max()) / DAY - site.days) if len(ends) else math.nan
+    row["drain_d"] = drain_days(ends, site.days)
     return row
+
+
+def drain_days(ends: np.ndarray, horizon_days: float) -> float:
+    """Days the open replay runs on after the horizon: from the horizon to its last job's
+    end, 0 when every job ended by the horizon (its users' last jobs may end well before it,
+    e.g. in a weekend), NaN when it has no job."""
+    if not len(ends):
+        return math.nan
+    return max(float(ends.max()) / DAY - horizon_days, 0.0)
 
 
 def compare(

@@ -18,18 +18,27 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self, cast
 
 from sitesim.activity import THINK_DEFINITIONS
 from sitesim.augment import GENERATORS
 from sitesim.errors import ConfigError
+from sitesim.import_paths import is_import_path, load
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
 from sitesim.models.synthetic import CONFIGURATIONS, LARGEST, MAX_LOAD, SyntheticWorkload
-from sitesim.models.users import USER_KINDS, UserModel
+from sitesim.models.users import USER_KINDS, UserKind, UserModel
 from sitesim.models.utility import DECAYS, LeeSnavely
 from sitesim.models.workpool import EstimateModel
-from sitesim.schedulers import REGISTRY, Scheduler, create, parameters, scheduler_label
+from sitesim.schedulers import (
+    REGISTRY,
+    Scheduler,
+    canonical_name,
+    create,
+    parameters,
+    scheduler_label,
+    stored_params,
+)
 
 #: ``profile`` of a site-level run that uses the profile shipped with sitesim.
 DEFAULT_PROFILE = "default"
@@ -83,6 +92,15 @@ def _flag(name: str, value: Any) -> bool:
     return value
 
 
+def takes_parameters(scheduler: Any) -> set[str]:
+    """The parameters scheduler ``scheduler`` (a name) takes; none when it names no scheduler
+    (the configuration built with it says why)."""
+    try:
+        return parameters(scheduler) if isinstance(scheduler, str) else set()
+    except ConfigError:
+        return set()
+
+
 def _sha256(name: str, value: Any) -> str | None:
     if value is None:
         return None
@@ -96,8 +114,11 @@ class RunConfig:
     """What every run has: a scheduler, a root seed and the strictness of the site boundary.
 
     Attributes:
-        scheduler: a registered scheduler name (``EASY``, ``CREASY``, ...; case-insensitive).
-        scheduler_params: its parameters, e.g. ``{"alpha": 3000}`` for CREASY.
+        scheduler: a registered scheduler name (``EASY``, ``CREASY``, ...; case-insensitive), or
+            the import path of a scheduler class of one's own (``mypkg.sched:FairEASY``; its
+            module is imported to check it).
+        scheduler_params: its parameters, e.g. ``{"alpha": 3000}`` for CREASY: those of the
+            class's ``__init__``.
         seed: root seed of every random stream, an integer >= 0.
         strict: an impossible job stops the run instead of being skipped and counted.
         cancel_expired: cancel a waiting job once its stated utility function can no longer
@@ -114,11 +135,7 @@ class RunConfig:
     cancel_expired: bool = False
 
     def __post_init__(self) -> None:
-        name = _text("scheduler", self.scheduler).upper()
-        if name not in REGISTRY:
-            raise ConfigError(
-                f"unknown scheduler {self.scheduler!r}; choose one of {', '.join(REGISTRY)}"
-            )
+        name = canonical_name(_text("scheduler", self.scheduler))
         if not isinstance(self.scheduler_params, Mapping):
             raise ConfigError(
                 f"scheduler_params must be a table of values, got {self.scheduler_params!r}"
@@ -139,7 +156,7 @@ class RunConfig:
                 f"scheduler {name}: {', '.join(params)} cannot be set in a configuration "
                 "(a function is needed; build the scheduler object in Python)"
             )
-        self._set("scheduler_params", scheduler.params())
+        self._set("scheduler_params", stored_params(name, scheduler, params))
         self._set("seed", _whole("seed", self.seed, 0))
         self._set("strict", _flag("strict", self.strict))
         self._set("cancel_expired", _flag("cancel_expired", self.cancel_expired))
@@ -174,14 +191,13 @@ class RunConfig:
         fields = set(self.settings())
         direct = {key: value for key, value in changes.items() if key in fields}
         params = dict(direct.pop("scheduler_params", self.scheduler_params))
-        scheduler = str(direct.get("scheduler", self.scheduler)).upper()
+        takes = takes_parameters(direct.get("scheduler", self.scheduler))
         if "scheduler" in direct:  # keep only the parameters the new scheduler takes
-            takes = parameters(scheduler) if scheduler in REGISTRY else set()
             params = {key: value for key, value in params.items() if key in takes}
         for key, value in changes.items():
             if key in fields:
                 continue
-            if not any(key in parameters(name) for name in REGISTRY):
+            if key not in takes and not any(key in parameters(name) for name in REGISTRY):
                 raise ConfigError(
                     f"unknown setting {key!r} of a {self.mode} run; settings are "
                     f"{', '.join(self.settings())} and scheduler parameters"
@@ -237,7 +253,10 @@ class SiteConfig(RunConfig):
             :mod:`sitesim.models.synthetic`). It draws nothing from the profile (the run
             still records its sha256), and takes of the workload settings below only
             ``estimates`` (exact or factor:F); the session settings do not apply to it, the
-            others it refuses. It needs ``procs`` >= 64.
+            others it refuses. It needs ``procs`` >= 64. Or the import path of a user factory
+            of one's own (``mypkg.users:population``): ``factory(uid, profile, procs, seed)``
+            returns user ``uid``; it draws its own jobs, so it refuses every setting of
+            :attr:`MODEL_SETTINGS` other than its default.
         synthetic_config: the synthetic model's configuration, 1..5 (the rows of experiment
             5's table: each class's mean service time and share of the arrivals).
         load: the synthetic model's target offered load in (0, 1.5]: the arrival rate λ is
@@ -267,9 +286,16 @@ class SiteConfig(RunConfig):
     #: (not at their defaults), so results.json files written before they existed still match
     #: their configurations (a sweep resumes).
     SYNTHETIC_SETTINGS: ClassVar[tuple[str, ...]] = ("synthetic_config", "load")
+    #: Settings of the built-in user models (:meth:`user_model`); a user factory draws its own
+    #: jobs and refuses them.
+    MODEL_SETTINGS: ClassVar[tuple[str, ...]] = (
+        "synthetic_config", "load", "estimates", "correlated", "pcont_a", "pcont_b",
+        "day_share", "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width",
+        "utility", "utility_levels", "deadline_factor", "utility_decay", "deadline_wait_min",
+    )  # fmt: skip
 
     users: int = 50
-    model: Literal["complete", "static", "synthetic"] = "complete"
+    model: str = "complete"
     synthetic_config: int = 1
     load: float = 0.5
     procs: int = 128
@@ -295,9 +321,11 @@ class SiteConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._set("users", _whole("users", self.users, 1))
-        if self.model not in USER_KINDS:
+        factory = is_import_path(self.model)
+        if not factory and self.model not in USER_KINDS:
             raise ConfigError(
-                f"model must be 'complete', 'static' or 'synthetic', got {self.model!r}"
+                f"model must be 'complete', 'static' or 'synthetic', got {self.model!r} (or the "
+                "import path of a user factory, module:function)"
             )
         choices = tuple(CONFIGURATIONS)
         config = self.synthetic_config
@@ -338,7 +366,22 @@ class SiteConfig(RunConfig):
         _check_utility_shape(self)
         if self.deadline_wait_min is not None:
             self._set("deadline_wait_min", _real("deadline_wait_min", self.deadline_wait_min, 0.0))
-        self.user_model()  # the combination: settings the synthetic model refuses
+        if factory:
+            if not callable(load(self.model, "user factory")):
+                raise ConfigError(f"user factory {self.model} is not callable")
+            self.refuse_model_settings(f"the user factory {self.model}")
+        else:
+            self.user_model()  # the combination: settings the synthetic model refuses
+
+    def refuse_model_settings(self, what: str) -> None:
+        """Refuse a setting of :attr:`MODEL_SETTINGS` set to other than its default: ``what``
+        (a user factory) draws its own jobs and would silently ignore it."""
+        for f in dataclasses.fields(self):
+            if f.name in self.MODEL_SETTINGS and getattr(self, f.name) != f.default:
+                raise ConfigError(
+                    f"{f.name} is a setting of the built-in user models, not of {what} (it "
+                    f"draws its own jobs): leave it at {f.default!r}, got {getattr(self, f.name)!r}"
+                )
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data, ``mode`` first; a run of another model leaves out the
@@ -352,9 +395,15 @@ class SiteConfig(RunConfig):
         return data
 
     def user_model(self) -> UserModel:
-        """The user model these settings describe."""
+        """The user model these settings describe.
+
+        Raises:
+            ConfigError: the run's users come from a user factory, not a :class:`UserModel`.
+        """
+        if self.model not in USER_KINDS:
+            raise ConfigError(f"the users of this run come from the user factory {self.model}")
         return UserModel(
-            kind=self.model,
+            kind=cast(UserKind, self.model),
             pcont_a=self.pcont_a,
             pcont_b=self.pcont_b,
             cycles=CycleShares(
@@ -417,15 +466,18 @@ class ReplayConfig(RunConfig):
         trace: the SWF file (``.swf`` or ``.swf.gz``).
         trace_sha256: its sha256 (filled in when the run reads it; a rerun checks it).
         procs: machine size (None: the trace header's MaxProcs, else MaxNodes).
-        load: scale inter-arrival times to this offered load (exclusive with ``scale``).
-        scale: multiply inter-arrival times by this factor (< 1 raises the load).
+        load: scale inter-arrival times to this offered load, in (0, :attr:`MAX_LOAD`]
+            (exclusive with ``scale``); the factor it takes must lie in :attr:`SCALE_RANGE`.
+        scale: multiply inter-arrival times by this factor, in :attr:`SCALE_RANGE` (< 1 raises
+            the load).
         estimates: ``trace`` (requested times) or ``exact`` (the actual runtimes).
         warmup_days: days after the first submission left out of the metrics.
         feedback: keep the users' dependencies: a dependent job is submitted after the
             simulated end of the job it depends on (:mod:`sitesim.models.feedback`).
         think: how a feedback replay infers dependencies when the trace has no field 17:
-            ``last``, ``max`` or ``arrival`` (users.md).
-        threshold_min: the session threshold of that inference, minutes.
+            ``last``, ``max`` or ``arrival`` (users.md); only with ``feedback``.
+        threshold_min: the session threshold of that inference, minutes; only with
+            ``feedback``.
         uncertainty: user uncertainty k in [0, 1]: stated start values drawn around the true
             ones' percentiles (utility.md §5); 0 states the truth.
         wealth_gini: wealth inequity k in [0, 1]: round(k · users) users state values about 0.
@@ -440,6 +492,15 @@ class ReplayConfig(RunConfig):
     """
 
     mode: ClassVar[str] = "replay"
+    #: The factors inter-arrival times may be scaled by: compressed at most 1000 times (a day of
+    #: arrivals then takes 86 s, less than most jobs run) or stretched at most 1000 times
+    #: (docs/background/decisions.md#trace-replay).
+    SCALE_RANGE: ClassVar[tuple[float, float]] = (0.001, 1000.0)
+    #: The highest offered load ``load`` may ask for: beyond it most of the work is still
+    #: waiting when the last job arrives, and the metrics measure the backlog's drain.
+    MAX_LOAD: ClassVar[float] = 4.0
+    #: Settings of a feedback replay only: without ``feedback`` they keep their defaults.
+    FEEDBACK_SETTINGS: ClassVar[tuple[str, ...]] = ("think", "threshold_min")
 
     trace: str
     trace_sha256: str | None = None
@@ -468,9 +529,9 @@ class ReplayConfig(RunConfig):
         if self.load is not None and self.scale is not None:
             raise ConfigError("give either load or scale, not both")
         if self.load is not None:
-            self._set("load", _real("load", self.load, 0.0, above=True))
+            self._set("load", _real("load", self.load, 0.0, self.MAX_LOAD, above=True))
         if self.scale is not None:
-            self._set("scale", _real("scale", self.scale, 0.0, above=True))
+            self._set("scale", _real("scale", self.scale, *self.SCALE_RANGE))
         if self.estimates not in ("trace", "exact"):
             raise ConfigError(
                 f"estimates of a replay must be 'trace' or 'exact', got {self.estimates!r}"
@@ -482,6 +543,13 @@ class ReplayConfig(RunConfig):
                 f"think must be one of {', '.join(THINK_DEFINITIONS)}, got {self.think!r}"
             )
         self._set("threshold_min", _real("threshold_min", self.threshold_min, 0.0, above=True))
+        for setting in dataclasses.fields(self) if not self.feedback else ():
+            value = getattr(self, setting.name)
+            if setting.name in self.FEEDBACK_SETTINGS and value != setting.default:
+                raise ConfigError(
+                    f"{setting.name} applies to feedback replays only (feedback = true), "
+                    f"got {setting.name} = {value!r} without feedback"
+                )
         self._set("uncertainty", _real("uncertainty", self.uncertainty, 0.0, 1.0))
         self._set("wealth_gini", _real("wealth_gini", self.wealth_gini, 0.0, 1.0))
         self._set("start_job", _whole("start_job", self.start_job, 0))

@@ -24,6 +24,12 @@ class SchedulerError(SitesimError):
     left jobs waiting on an idle machine after the last submission. The message names it."""
 
 
+class JobStateError(SitesimError, RuntimeError):
+    """An illegal change to a job: a state transition it cannot make (starting a job that is
+    not waiting), or a change to what it asked for after it was submitted. Always a bug in a
+    scheduler or a user model, never bad input; the message names the time and the job."""
+
+
 class ConfigError(SitesimError, ValueError):
     """A bad parameter: the message names the parameter and the allowed range."""
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from sitesim.errors import JobStateError
 
 if TYPE_CHECKING:
     from simpy import Event
@@ -36,10 +38,6 @@ class JobState(enum.IntEnum):
     KILLED = 4
     CANCELLED = 5
     REJECTED = 6
-
-
-class JobStateError(RuntimeError):
-    """An illegal state transition: a bug in a scheduler or user model, never bad input."""
 
 
 @dataclass(slots=True, eq=False)
@@ -84,16 +82,26 @@ class Job:
     utility: UtilityFunction | None = None
     stated: UtilityFunction | None = None
 
+    #: Size, runtime and estimate as submitted: the site runs a job as it was submitted.
+    _size: int = field(init=False, repr=False)
+    _runtime: float = field(init=False, repr=False)
+    _estimate: float = field(init=False, repr=False)
+    #: The duration, fixed when the job starts.
+    _duration: float = field(init=False, repr=False)
+
     # -- derived values -------------------------------------------------------------------
     @property
     def duration(self) -> float:
-        """How long the job occupies its processors: its runtime, cut at its estimate."""
-        return self.runtime if self.runtime <= self.estimate else self.estimate
+        """How long the job occupies its processors: its runtime, cut at its estimate (a job
+        whose runtime exceeds its estimate is killed at its estimate, as real resource managers
+        do; :func:`_duration`, the rule, followed by :attr:`killed`, the machine and the
+        records)."""
+        return _duration(self)
 
     @property
     def killed(self) -> bool:
-        """True when the job's runtime exceeds its estimate, so it is killed at the estimate."""
-        return self.runtime > self.estimate
+        """True when the job's run is cut at its estimate (its runtime exceeds it)."""
+        return self.duration < self.runtime
 
     @property
     def bid(self) -> UtilityFunction | None:
@@ -108,40 +116,79 @@ class Job:
     def response(self) -> float:
         return self.end - self.submit
 
-    # -- transitions (on the hot path: one comparison each, the message only on failure) --
+    # -- transitions: the one place a job's state changes (the site and the machine call
+    # them; each checks the state it leaves with one comparison, the message only on failure)
     def mark_submitted(self, now: float) -> None:
+        """CREATED -> WAITING: the site accepted the job at ``now``."""
         if self.state is not _CREATED:
-            self._refuse(JobState.CREATED, "submitted")
+            self._refuse(now, JobState.CREATED, "submitted")
         self.submit = now
         self.state = _WAITING
+        self._size, self._runtime, self._estimate = self.size, self.runtime, self.estimate
 
-    def mark_started(self, now: float) -> None:
+    def mark_started(self, now: float) -> float:
+        """WAITING -> RUNNING at ``now``; returns the job's :attr:`duration`, which it keeps."""
         if self.state is not _WAITING:
-            self._refuse(JobState.WAITING, "started")
+            self._refuse(now, JobState.WAITING, "started")
+        if (
+            self.size != self._size
+            or self.estimate != self._estimate
+            or self.runtime != self._runtime
+        ):
+            self._changed(now)
         self.start = now
         self.state = _RUNNING
+        self._duration = duration = _duration(self)  # (a plain call: a property costs 3 times)
+        return duration
 
     def mark_ended(self, now: float) -> None:
+        """RUNNING -> COMPLETED, or KILLED if its run was cut at its estimate."""
         if self.state is not _RUNNING:
-            self._refuse(JobState.RUNNING, "ended")
+            self._refuse(now, JobState.RUNNING, "ended")
+        if (
+            self.size != self._size
+            or self.estimate != self._estimate
+            or self.runtime != self._runtime
+        ):
+            self._changed(now)
         self.end = now
-        self.state = _KILLED if self.runtime > self.estimate else _COMPLETED
+        self.state = _KILLED if self._duration < self.runtime else _COMPLETED
 
     def mark_cancelled(self, now: float) -> None:
+        """WAITING -> CANCELLED: it leaves the queue without starting."""
         if self.state is not _WAITING:
-            self._refuse(JobState.WAITING, "cancelled")
+            self._refuse(now, JobState.WAITING, "cancelled")
         self.end = now
         self.state = JobState.CANCELLED
 
-    def mark_rejected(self) -> None:
+    def mark_rejected(self, now: float) -> None:
+        """CREATED -> REJECTED: the site refused it."""
         if self.state is not _CREATED:
-            self._refuse(JobState.CREATED, "rejected")
+            self._refuse(now, JobState.CREATED, "rejected")
         self.state = JobState.REJECTED
 
-    def _refuse(self, state: JobState, action: str) -> None:
+    def _refuse(self, now: float, state: JobState, action: str) -> None:
         raise JobStateError(
-            f"job {self.id} cannot be {action}: it is {self.state.name}, not {state.name}"
+            f"at t = {now:g} s job {self.id} (user {self.user}) cannot be {action}: it is "
+            f"{self.state.name.lower()}, not {state.name.lower()}"
         )
+
+    def _changed(self, now: float) -> None:
+        was = {"size": self._size, "runtime": self._runtime, "estimate": self._estimate}
+        changes = ", ".join(
+            f"{name} {getattr(self, name)!r} (submitted with {value!r})"
+            for name, value in was.items()
+            if getattr(self, name) != value
+        )
+        raise JobStateError(
+            f"at t = {now:g} s job {self.id} (user {self.user}) has {changes}: a job runs as "
+            "it was submitted, and neither a scheduler nor a user may change it afterwards"
+        )
+
+
+def _duration(job: Job) -> float:
+    """The rule, here alone: a job runs its runtime, cut at its estimate."""
+    return job.runtime if job.runtime <= job.estimate else job.estimate
 
 
 # The states as module constants: a global lookup is cheaper than an enum attribute.

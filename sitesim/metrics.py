@@ -318,30 +318,38 @@ def _violations(records: np.ndarray, sel: np.ndarray) -> dict[str, Any]:
     }
 
 
-def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """One integer per (a, b) pair (both non-negative and below 2**31)."""
-    return a.astype(np.int64) * (1 << 31) + b.astype(np.int64)
+def pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """One integer per (a, b) pair, e.g. (user, session): equal keys for equal pairs, and
+    ``key >> 31`` gives ``a`` back.
+
+    Raises:
+        ValueError: a value is negative or not below 2**31 (a job outside any session has
+            session -1: leave it out first).
+    """
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    if len(a) and not (min(a.min(), b.min()) >= 0 and max(a.max(), b.max()) < 1 << 31):
+        raise ValueError("pair_keys needs values in [0, 2**31)")
+    return a * (1 << 31) + b
 
 
 def _sessions(sel: np.ndarray, table: np.ndarray) -> dict[str, Any]:
-    """Users, sessions and batches among the window's jobs (none for jobs without sessions),
-    from their per-user ``table`` (:func:`per_user`)."""
-    users = len(table)
-    if not len(sel) or not (sel["session"] >= 0).any():
-        return {
-            "active_users": users, "sessions": 0, "batches": 0, "jobs_per_session": NAN,
-            "jobs_per_batch": NAN, "sessions_per_user": NAN, "batches_per_user": NAN,
-        }  # fmt: skip
+    """Users, sessions and batches among the window's jobs, from their per-user ``table``
+    (:func:`per_user`). Only the jobs that belong to a session (session >= 0) count toward
+    the session ratios, and only the users who have such jobs: a population may mix users
+    with sessions and users without (a custom user model, a trace user)."""
+    in_session = sel["session"] >= 0
+    with_sessions = table["sessions"] > 0
     sessions = int(table["sessions"].sum())
     batches = int(table["batches"].sum())
+    users = int(with_sessions.sum())
     return {
-        "active_users": users,
+        "active_users": len(table),
         "sessions": sessions,
         "batches": batches,
-        "jobs_per_session": len(sel) / sessions,
-        "jobs_per_batch": len(sel) / batches,
-        "sessions_per_user": sessions / users,
-        "batches_per_user": batches / users,
+        "jobs_per_session": int(in_session.sum()) / sessions if sessions else NAN,
+        "jobs_per_batch": int((sel["batch"] >= 0).sum()) / batches if batches else NAN,
+        "sessions_per_user": sessions / users if users else NAN,
+        "batches_per_user": batches / int((table["batches"] > 0).sum()) if batches else NAN,
     }
 
 
@@ -361,7 +369,8 @@ USER_DTYPE = np.dtype(
 def per_user(records: np.ndarray, window: tuple[float, float]) -> np.ndarray:
     """Per-user statistics over the window's jobs: one row per user who submitted in it.
 
-    Sessions and batches are 0 for jobs without sessions (trace replays).
+    Sessions and batches count only the jobs that belong to one (session and batch >= 0):
+    0 for a user whose jobs belong to none (trace replays, custom users).
     """
     return _per_user(window_jobs(records, window))
 
@@ -377,9 +386,11 @@ def _per_user(sel: np.ndarray) -> np.ndarray:
     jobs = np.bincount(user_index)
     table["user"] = users
     table["jobs"] = jobs
-    if (sel["session"] >= 0).any():
-        for column, counted in (("session", "sessions"), ("batch", "batches")):
-            pairs = np.unique(_pairs(user, sel[column]))
+    for column, counted in (("session", "sessions"), ("batch", "batches")):
+        ids = sel[column]
+        belongs = ids >= 0  # (-1: the job belongs to no session or batch)
+        if belongs.any():
+            pairs = np.unique(pair_keys(user[belongs], ids[belongs]))
             table[counted] = np.bincount(np.searchsorted(users, pairs >> 31), minlength=len(users))
     table["response_mean_min"] = np.bincount(user_index, weights=sel["response"]) / jobs / MINUTE
     table["slowdown_mean"] = np.bincount(user_index, weights=slowdown) / jobs

@@ -4,7 +4,9 @@
 - :func:`staged_folder`: a folder of files, written into a temporary sibling folder and then
   published at once, so a run folder is complete or absent.
 - :func:`check_output_folder` and :func:`check_output_file`: checked before a run starts, so a
-  bad ``--out`` fails at once with one line instead of after hours of simulation.
+  bad ``--out`` fails at once with one line instead of after hours of simulation; a folder that
+  must be new is refused when it holds an older run's files, which would mix with the new ones.
+- :func:`clear_output_folder`: removes an older run's outputs (``--force``), and nothing else.
 """
 
 from __future__ import annotations
@@ -75,11 +77,24 @@ def staged_folder(target: str | os.PathLike[str], *, last: str | None = None) ->
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def check_output_folder(path: str | os.PathLike[str]) -> None:
+#: The files sitesim writes into output folders: what :func:`clear_output_folder` may remove
+#: (with the temporary files of interrupted writes, ``.NAME.*.tmp``).
+WRITTEN_SUFFIXES = (".json", ".csv", ".png", ".swf", ".swf.gz")
+
+
+def check_output_folder(
+    path: str | os.PathLike[str], *, new: bool = False, remedy: str = "choose another folder"
+) -> None:
     """Fail now, with one line, if outputs cannot be written into folder ``path``.
 
     The folder may exist or not; its nearest existing ancestor must be a folder we can create
-    files in.
+    files in. With ``new``, an existing folder must be empty: the files of an earlier run would
+    otherwise mix with the new ones (a stale ``runs.csv`` naming other runs).
+
+    Args:
+        path: the folder.
+        new: refuse a folder that holds anything.
+        remedy: what the user can do then, ending the message.
 
     Raises:
         SitesimError: naming the path and the cause.
@@ -87,7 +102,57 @@ def check_output_folder(path: str | os.PathLike[str]) -> None:
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise SitesimError(f"{target}: exists and is not a folder")
+    if new and target.is_dir():
+        held = sorted(p.name for p in target.iterdir())
+        if held:
+            shown = ", ".join(held[:3]) + (f" and {len(held) - 3:,} more" if len(held) > 3 else "")
+            raise SitesimError(
+                f"{target}: not empty (holds {shown}); the new outputs would mix with those: "
+                f"{remedy}"
+            )
     _check_creatable(target)
+
+
+def clear_output_folder(path: str | os.PathLike[str]) -> None:
+    """Empty folder ``path`` of the outputs an earlier run wrote there, so that a new run's
+    do not mix with them; nothing happens if it does not exist.
+
+    Only files sitesim writes (:data:`WRITTEN_SUFFIXES`) and folders of them are removed, and
+    only when there is nothing else: a folder holding any other file, a link, or the current
+    folder is refused whole, and nothing is removed.
+
+    Raises:
+        SitesimError: naming the folder and what it holds that sitesim did not write.
+    """
+    target = Path(path)
+    if not target.is_dir():
+        return
+    here = Path.cwd().resolve()
+    if target.resolve() in (here, *here.parents):
+        raise SitesimError(f"{target}: will not empty the current folder or one that holds it")
+    foreign = []
+    for folder, subfolders, files in os.walk(target):
+        for name in [*subfolders, *files]:
+            entry = Path(folder, name)
+            if entry.is_symlink() or (name in files and not _written(name)):
+                foreign.append(entry.relative_to(target))
+    if foreign:
+        more = f" and {len(foreign) - 1:,} more" if len(foreign) > 1 else ""
+        raise SitesimError(
+            f"{target}: holds {foreign[0]}{more}, which sitesim does not write; nothing was "
+            "removed: move them away or choose another folder"
+        )
+    for entry in target.iterdir():
+        if entry.is_dir():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def _written(name: str) -> bool:
+    """Whether a file of this name is one sitesim writes."""
+    temporary = name.startswith(".") and name.endswith(".tmp")
+    return temporary or name.endswith(WRITTEN_SUFFIXES)
 
 
 def check_output_file(path: str | os.PathLike[str]) -> None:

@@ -72,10 +72,10 @@ def job_records(jobs: Sequence[Job]) -> np.ndarray:
             block[name] = rows[:, k]
     rec["wait"] = rec["start"] - rec["submit"]
     rec["response"] = rec["end"] - rec["submit"]
-    ended = (rec["state"] == JobState.COMPLETED) | (rec["state"] == JobState.KILLED)
-    # what the job ran: its runtime cut at its estimate (the column holds the runtime so far)
-    rec["runtime"] = np.where(ended, np.minimum(rec["runtime"], rec["estimate"]), np.nan)
-    rec["killed"] = rec["state"] == JobState.KILLED
+    rec["killed"] = killed = rec["state"] == JobState.KILLED
+    ended = (rec["state"] == JobState.COMPLETED) | killed
+    # what the job ran (Job.duration): a killed job its estimate (the column holds the runtime)
+    rec["runtime"] = np.where(ended, np.where(killed, rec["estimate"], rec["runtime"]), np.nan)
     rec["utility"] = rec["start_value"] = rec["stated_value"] = np.nan
     for k, job in enumerate(jobs):
         utility = job.utility

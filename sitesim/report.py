@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -294,13 +295,24 @@ def write_outputs(
 ) -> Path:
     """Write the simulated SWF, results.json (with ``extra`` entries) and the per-job CSV (and,
     with ``users``, the per-user CSV) into folder ``out``, all or nothing (results.json is the
-    last to appear)."""
+    last to appear). results.json lists the other files with their size and sha256
+    (``files``), so that a reader can tell a complete folder from a damaged one."""
     folder = Path(out)
+    files: dict[str, Callable[[], str]] = {
+        SWF_NAME: lambda: format_swf(
+            result_swf(result, source), result_header(result, source), result.utility
+        ),
+        JOBS_NAME: lambda: records_csv(result.records),
+    }
+    if users:
+        files[USERS_NAME] = lambda: records_csv(result.per_user)
+    written: dict[str, dict[str, Any]] = {}
     with staged_folder(folder, last=RESULTS_NAME) as staging:
-        swf = format_swf(result_swf(result, source), result_header(result, source), result.utility)
-        atomic_write(staging / SWF_NAME, swf)
-        atomic_write(staging / JOBS_NAME, records_csv(result.records))
-        if users:
-            atomic_write(staging / USERS_NAME, records_csv(result.per_user))
-        atomic_write(staging / RESULTS_NAME, to_json({**results_document(result), **(extra or {})}))
+        for name, text in files.items():  # one at a time: a replay's SWF can be large
+            data = text().encode()
+            atomic_write(staging / name, data)
+            written[name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            del data
+        document = {**results_document(result), "files": written, **(extra or {})}
+        atomic_write(staging / RESULTS_NAME, to_json(document))
     return folder

@@ -30,9 +30,9 @@ from simpy.events import Event, Process
 
 from sitesim import event_queue
 from sitesim.collector import fewer_collections
-from sitesim.errors import InvalidJobError, SchedulerError
+from sitesim.errors import InvalidJobError, JobStateError, SchedulerError
 from sitesim.job import MIN_ESTIMATE, Job, JobState
-from sitesim.machine import Machine
+from sitesim.machine import Machine, OverAllocationError
 from sitesim.metrics import Summary, measure
 from sitesim.records import job_records
 from sitesim.schedulers.base import Scheduler, scheduler_label
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 ProcessGenerator = Generator[Event, Any, Any]
 
 _INF = math.inf
-_CREATED, _WAITING = JobState.CREATED, JobState.WAITING
 #: Why the site refuses a submission (the keys of ``Site.rejected``).
 AFTER_HORIZON = "submitted after the horizon"
 
@@ -64,7 +63,6 @@ class SiteResult:
         records: per-job records, a NumPy structured array (see :mod:`sitesim.records`).
         summary: the summary metrics, one flat record (:class:`sitesim.metrics.Summary`).
         per_user: per-user statistics (:func:`sitesim.metrics.per_user`).
-        busy_times, busy_levels: busy processors over time (a step function).
         scheduler_stats: counters of the engine (``passes``) and of the scheduler.
         rejected: submissions the site refused, by reason (impossible jobs in lenient mode,
             submissions after the horizon).
@@ -81,8 +79,6 @@ class SiteResult:
     records: np.ndarray
     summary: Summary
     per_user: np.ndarray = field(repr=False)
-    busy_times: np.ndarray = field(repr=False)
-    busy_levels: np.ndarray = field(repr=False)
     scheduler_stats: dict[str, Any] = field(default_factory=dict)
     rejected: dict[str, int] = field(default_factory=dict)
     config: RunConfig | None = None
@@ -114,7 +110,8 @@ class Site:
 
     Args:
         procs: number of processors.
-        scheduler: the scheduling policy (a fresh one: it keeps state).
+        scheduler: the scheduling policy: a fresh one, as it keeps state (a scheduler that
+            already served a site is refused with :class:`~sitesim.errors.SchedulerError`).
         strict: raise on an impossible job instead of rejecting and counting it.
         cancel_expired: cancel waiting jobs past their deadline (utility studies).
         keep_jobs: keep every job object in :attr:`jobs`. With False (an open replay, where
@@ -132,6 +129,13 @@ class Site:
         cancel_expired: bool = False,
         keep_jobs: bool = True,
     ) -> None:
+        if getattr(scheduler, "_served", False):
+            raise SchedulerError(
+                f"this {scheduler.name or type(scheduler).__name__} scheduler object already "
+                "served a site: a scheduler keeps state (its queue, reservations, counters), "
+                "so a second run would start where the first ended; give each run a new one"
+            )
+        scheduler._served = True
         self.env = event_queue.environment()
         self.machine = Machine(self.env, procs, self._job_ended)
         self.scheduler = scheduler
@@ -154,9 +158,10 @@ class Site:
         self._closed = False  # no submission can come any more
         self._drained = self.env.event()  # closed and every job ended: the run is over
         self._drained.callbacks.append(StopSimulation.callback)
-        # An allocation pass is due at this instant: the event loop (:meth:`_run_events`) runs
-        # it once the instant's other events are done.
-        self._pass_due = False
+        #: An allocation pass is due at this instant: the event loop
+        #: (:meth:`~sitesim.event_queue.Environment.run_instants`) runs it once the instant's
+        #: other events are done.
+        self.pass_due = False
 
     @property
     def now(self) -> float:
@@ -195,18 +200,16 @@ class Site:
             return self._reject(job, self._problem(job))
         if self._closed:
             return self._reject(job, AFTER_HORIZON)
+        now = self.env.now
+        job.mark_submitted(now)
         jobs = self.jobs
         jobs.append(job)
         job.id = len(jobs)
-        now = self.env.now
-        if job.state is not _CREATED:
-            job.mark_submitted(now)  # (raises: Job.mark_submitted's transition, without the call)
-        job.submit, job.state = now, _WAITING
         self._unfinished += 1
         if self.cancel_expired and (bid := job.bid) is not None:
             heapq.heappush(self._expiry, (now + bid.deadline - estimate, job.id, job))
         self.scheduler.submit(job, now)
-        self._pass_due = True
+        self.pass_due = True
         return True
 
     def completion(self, job: Job) -> Event:
@@ -243,15 +246,20 @@ class Site:
         else:
             reason = problem
         self.rejected[reason] = self.rejected.get(reason, 0) + 1
-        job.mark_rejected()
+        job.mark_rejected(self.env.now)
         if job.done is not None:
             job.done.succeed(job)
         return False
 
     # -- the scheduler ----------------------------------------------------------------------
-    def _allocation_pass(self) -> None:
-        """One allocation pass: ask the scheduler which waiting jobs to start, start them."""
-        self._pass_due = False
+    def allocation_pass(self) -> None:
+        """One allocation pass: ask the scheduler which waiting jobs to start, start them.
+
+        Raises:
+            SchedulerError: the scheduler started a job that was not waiting, that it had
+                changed, or that does not fit.
+        """
+        self.pass_due = False
         self.passes += 1
         now = self.env.now
         if self._expiry and self._expiry[0][0] < now:
@@ -262,8 +270,11 @@ class Site:
             started = self.scheduler.allocate(now, free, running)
             if started:
                 start = machine.start
-                for job in started:
-                    start(job)
+                try:
+                    for job in started:
+                        start(job)
+                except (JobStateError, OverAllocationError) as err:
+                    raise SchedulerError(f"scheduler {self.scheduler.name}: {err}") from None
         if self._closed:
             self._check_end()
 
@@ -286,12 +297,12 @@ class Site:
     def _job_ended(self, job: Job) -> None:
         self._unfinished -= 1
         retired = self._retired
-        if retired is not None:  # (RecordBlocks.add, inlined)
+        if retired is not None:  # (gathered here, turned into records a block at a time)
             retired.ended.append(job)
             if len(retired.ended) >= retired.BLOCK:
                 retired.retire_ended(self.jobs)
         self.scheduler.job_ended(job, self.env.now)
-        self._pass_due = True
+        self.pass_due = True
         if job.done is not None:
             job.done.succeed(job)
 
@@ -313,7 +324,7 @@ class Site:
     def _check_end(self) -> None:
         """After the last submission: end the run once drained, or find a stalled scheduler.
         With a pass pending at this instant, the pass checks instead."""
-        if self._pass_due:
+        if self.pass_due:
             return
         if not self._unfinished:
             if not self._drained.triggered:
@@ -355,57 +366,13 @@ class Site:
             self._close()
         # (the drained machine stops the run)
         with fewer_collections(), contextlib.suppress(StopSimulation):
-            self._run_events(progress, progress_step)
+            env.run_instants(self, progress, progress_step)
         if self._unfinished:
             raise SchedulerError(
                 f"the run ended with {self._unfinished} jobs that never ended under scheduler "
                 f"{self.scheduler.name}"
             )
         return self.result(warmup=warmup)
-
-    def _run_events(self, progress: Callable[[float], None] | None, progress_step: float) -> None:
-        """Process events until none is left, and the allocation pass of each instant once its
-        other events are done, calling ``progress`` with the clock every ``progress_step``
-        simulated seconds.
-
-        This is :meth:`simpy.Environment.step` in a loop, inlined (one function call less per
-        event, a tenth of a replay's time). It reads the environment's event queue and clock as
-        SimPy 4 keeps them (:mod:`sitesim.event_queue`); with another layout it steps through
-        SimPy's own methods. The pass is no event: it needs no scheduling, and the run none of
-        SimPy's ``run``/``step`` (the site runs its own events).
-        """
-        env = self.env
-        checkpoint = env.now + progress_step if progress is not None else math.inf
-        if event_queue.direct(env):
-            queue: list[Any] = env._queue  # (events of SimPy's and the engine's own notices)
-            pop = heapq.heappop
-            while True:
-                if self._pass_due and (not queue or queue[0][0] > env.now):
-                    self._allocation_pass()  # (may schedule events at this instant: look again)
-                    continue
-                if not queue:
-                    return
-                now, _, _, event = pop(queue)
-                if now >= checkpoint and progress is not None:
-                    progress(now)
-                    checkpoint = now + progress_step
-                env.now = now
-                callbacks, event.callbacks = event.callbacks, None
-                for callback in callbacks:
-                    callback(event)
-                if not event._ok and not hasattr(event, "_defused"):  # a failure nobody handled
-                    failure = event._value
-                    error = type(failure)(*failure.args)  # (as SimPy raises it)
-                    error.__cause__ = failure
-                    raise error
-        while (t := env.peek()) < math.inf or self._pass_due:
-            if self._pass_due and t > env.now:
-                self._allocation_pass()
-                continue
-            if t >= checkpoint and progress is not None:
-                progress(t)
-                checkpoint = t + progress_step
-            env.step()
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:
         """Collect records and metrics of the jobs submitted so far."""
@@ -420,7 +387,6 @@ class Site:
         else:
             window = (0.0, 0.0)
         skipped = sum(n for reason, n in self.rejected.items() if reason != AFTER_HORIZON)
-        busy_times, busy_levels = self.machine.busy()
         summary, users = measure(records, self.machine.procs, window, skipped=skipped)
         return SiteResult(
             procs=self.machine.procs,
@@ -429,8 +395,6 @@ class Site:
             records=records,
             summary=summary,
             per_user=users,
-            busy_times=busy_times,
-            busy_levels=busy_levels,
             scheduler_stats={"passes": self.passes, **self.scheduler.stats()},
             rejected=dict(sorted(self.rejected.items())),
             utility=self._utility_texts(),

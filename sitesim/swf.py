@@ -55,6 +55,8 @@ class SWFTrace:
         data: the job lines, a float64 array of shape (jobs, 18).
         tails: extended-line tails (text after field 18) by row index.
         sha256: hex digest of the file as stored (compressed or not); empty if not from a file.
+        first_row: the row in file ``name`` of its first job (an excerpt's start), so that
+            messages name the file's lines.
     """
 
     name: str
@@ -62,6 +64,7 @@ class SWFTrace:
     data: np.ndarray
     tails: dict[int, str] = field(default_factory=dict)
     sha256: str = ""
+    first_row: int = 0
 
     def __len__(self) -> int:
         return len(self.data)
@@ -103,18 +106,35 @@ class SWFTrace:
             )
         tails = {row - start: text for row, text in self.tails.items() if start <= row < stop}
         note = f"; Note: job lines {start}:{stop} (0-based, end excluded) of {self.name}"
-        return SWFTrace(self.name, [*self.header, note], self.data[start:stop].copy(), tails)
+        data = self.data[start:stop].copy()
+        return SWFTrace(
+            self.name, [*self.header, note], data, tails, first_row=self.first_row + start
+        )
+
+    def values(self, row: int, *names: str) -> str:
+        """Fields of job ``row`` as text for messages: ``field 4 (runtime) is -500``."""
+        return " and ".join(
+            f"{field_label(name)} is {self.data[row, COLUMN[name]]:g}" for name in names
+        )
+
+    def out_of_order(self) -> np.ndarray:
+        """The rows whose submit time is earlier than that of a job on an earlier line (the
+        file is not in submit order there); unknown submit times (-1) are left out."""
+        submit = self.column("submit")
+        known = submit >= 0
+        latest = np.maximum.accumulate(np.where(known, submit, -np.inf)) if len(submit) else submit
+        return np.flatnonzero(known & (submit < latest))
 
     def line_of(self, row: int) -> int:
         """The 1-based line number of job ``row`` in the file (for messages)."""
-        return _line_number(_decode(self.name, _read_bytes(self.name)), row)
+        return _line_number(_decode(self.name, _read_bytes(self.name)), self.first_row + row)
 
     def location(self, row: int) -> str:
         """``file:line`` of job ``row``; ``name: job line N`` if the file cannot be read."""
         try:
             return f"{self.name}:{self.line_of(row)}"
         except (SitesimError, IndexError):
-            return f"{self.name}: job line {row + 1}"
+            return f"{self.name}: job line {self.first_row + row + 1}"
 
 
 def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
@@ -235,6 +255,11 @@ def _line_number(text: str, row: int) -> int:
 def _field_name(k: int) -> str:
     label = FIELDS[k] if k < len(FIELDS) else "extension"
     return f"field {k + 1} ({label})"
+
+
+def field_label(name: str) -> str:
+    """``field 4 (runtime)``: a field named as the messages name it."""
+    return _field_name(COLUMN[name])
 
 
 def _number(name: str, number: int, k: int, token: str) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from sitesim.job import JobState
+from sitesim.metrics import pair_keys
 from sitesim.site import SiteResult
 
 HOUR = 3600.0
@@ -32,6 +33,21 @@ def mean_level(
     return np.diff(integral) / np.diff(edges)
 
 
+def busy(records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The busy processors over time, from the records: a step function ``(times, levels)``,
+    ``levels[k]`` processors busy from ``times[k]`` on. One step at each instant where a job
+    started or ended, with the level after all of that instant's changes (intervals are
+    half-open, ``[start, end)``: a job ending at t and one starting at t never overlap)."""
+    ran = (records["state"] == JobState.COMPLETED) | (records["state"] == JobState.KILLED)
+    times = np.concatenate([records["start"][ran], records["end"][ran]])
+    size = records["size"][ran]
+    order = np.argsort(times, kind="stable")
+    times = times[order]
+    levels = np.cumsum(np.concatenate([size, -size])[order])
+    last = np.append(times[1:] != times[:-1], True)  # the last change of each instant
+    return times[last], levels[last]
+
+
 def hourly(
     result: SiteResult, start: float = 0.0, end: float | None = None
 ) -> dict[str, np.ndarray]:
@@ -50,13 +66,14 @@ def hourly(
     busy = mean_level(rec["start"], rec["end"], rec["size"].astype(np.float64), edges)
     sessions = np.zeros(len(edges) - 1)
     started = np.zeros(len(edges) - 1)
-    if len(rec) and (rec["session"] >= 0).any():
-        key = rec["user"].astype(np.int64) * (1 << 31) + rec["session"]
+    in_session = rec[rec["session"] >= 0]  # (-1: a job of no session)
+    if len(in_session):
+        key = pair_keys(in_session["user"], in_session["session"])
         unique, index = np.unique(key, return_inverse=True)
         first = np.full(len(unique), np.inf)
         last = np.full(len(unique), -np.inf)
-        np.minimum.at(first, index, rec["submit"])
-        np.maximum.at(last, index, rec["end"])
+        np.minimum.at(first, index, in_session["submit"])
+        np.maximum.at(last, index, in_session["end"])
         sessions = mean_level(first, last, np.ones(len(unique)), edges)
         started = np.histogram(first, edges)[0].astype(np.float64)
     return {

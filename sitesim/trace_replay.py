@@ -10,13 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from sitesim.activity import think_rows
 from sitesim.augment import augment
 from sitesim.config import ReplayConfig
-from sitesim.errors import ConfigError, require
+from sitesim.errors import ConfigError, InvalidJobError, SitesimError, require
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
-from sitesim.schedulers import Scheduler, create, registered
+from sitesim.runner import scheduler_settings
+from sitesim.schedulers import Scheduler
 from sitesim.site import Site, SiteResult
 from sitesim.swf import SWFTrace, read_swf, read_swf_cached
 
@@ -52,8 +54,8 @@ def replay(
 
     Args:
         trace: the SWF trace, or its file.
-        scheduler: a scheduler name (with its parameters as keyword arguments) or a fresh
-            scheduler object.
+        scheduler: a scheduler name (registered or an import path, with its parameters as
+            keyword arguments) or a fresh scheduler object, given the run's seed.
         procs: machine size (default: the trace header's MaxProcs).
         scale: multiply inter-arrival times by this factor (< 1 raises the load).
         load: instead of ``scale``, scale to this offered load.
@@ -66,28 +68,22 @@ def replay(
         The result. Its ``config`` reproduces the run (:func:`sitesim.run`), unless the trace
         was not read from a file or the scheduler is a custom object (then it is None).
     """
-    if isinstance(scheduler, str):
-        scheduler = create(scheduler, **scheduler_params)
-    elif scheduler_params:
-        raise ConfigError("give scheduler parameters to the scheduler object, not replay()")
+    settings, custom = scheduler_settings(scheduler, scheduler_params, "replay")
     if not isinstance(trace, SWFTrace):
         trace = read_swf(trace)
-    described = registered(scheduler)
+    name = trace.name or "(an SWF trace in memory)"
+    # A configuration validates every setting, even of a run it cannot fully describe.
     config = ReplayConfig(
-        trace=trace.name or "(an SWF trace in memory)",
-        trace_sha256=trace.sha256 or None,
-        procs=procs,
-        scale=scale,
-        load=load,
-        estimates=estimates,
-        warmup_days=warmup_days,
-        strict=strict,
-        scheduler=scheduler.name if described else "EASY",
-        scheduler_params=scheduler.params() if described else {},
-    )  # validates every setting, even of a run it cannot fully describe
-    if trace.sha256 and described:
-        return run_replay(config, trace=trace, scheduler=scheduler, progress=progress)
-    return _replay(config, trace, scheduler, progress)  # no configuration: custom pieces
+        trace=name, trace_sha256=trace.sha256 or None, procs=procs, scale=scale, load=load,
+        estimates=estimates, warmup_days=warmup_days, strict=strict, **settings,
+    )  # fmt: skip
+    if custom is None:
+        custom = config.make_scheduler()
+    else:
+        custom.use_seed(config.seed)  # as a configured run does
+    if trace.sha256 and settings:
+        return run_replay(config, trace=trace, scheduler=custom, progress=progress)
+    return _replay(config, trace, custom, progress)  # no configuration: custom pieces
 
 
 def run_replay(
@@ -161,11 +157,57 @@ def moved(records: np.ndarray, workload: TraceWorkload) -> dict[str, Any]:
     }
 
 
+def feedback_plan(trace: SWFTrace, workload: TraceWorkload, config: ReplayConfig) -> FeedbackPlan:
+    """The dependencies of a feedback replay: from fields 17/18, or inferred from think times.
+
+    Raises:
+        ConfigError: they are to be inferred, but no think time can be computed (the check of
+            :func:`sitesim.activity.think_rows`, which ``sitesim analyze`` makes too).
+    """
+    if not FeedbackPlan.has_fields(workload):
+        try:
+            think_rows(trace)
+        except SitesimError as err:
+            raise ConfigError(
+                f"{err}; a feedback replay infers dependencies from think times (no job "
+                "names its preceding job in field 17)"
+            ) from None
+    return FeedbackPlan.of(workload, definition=config.think, threshold=config.threshold_min * 60)
+
+
+def at_configured_load(
+    workload: TraceWorkload, config: ReplayConfig, procs: int, name: str
+) -> tuple[TraceWorkload, float]:
+    """``workload`` at the load (or scale) ``config`` asks for, and the factor its
+    inter-arrival times were multiplied by.
+
+    Raises:
+        ConfigError: the factor ``load`` needs is outside :attr:`ReplayConfig.SCALE_RANGE`.
+    """
+    current = workload.offered_load(procs)
+    low, high = ReplayConfig.SCALE_RANGE
+    if config.load is not None:
+        factor = current / config.load
+        if math.isfinite(factor) and not low <= factor <= high:  # (NaN: at_load says why)
+            reach = f"{current / high:.3g} to {min(current / low, ReplayConfig.MAX_LOAD):.3g}"
+            raise ConfigError(
+                f"load {config.load:g}: {name} offers {current:.3g}, so its inter-arrival "
+                f"times would be multiplied by {factor:.3g}, outside [{low:g}, {high:g}]; "
+                f"it can be replayed at loads from {reach}"
+            )
+        return workload.at_load(config.load, procs)
+    if config.scale is None:
+        return workload, 1.0
+    return workload.scaled(config.scale), config.scale
+
+
 def _replay(
     config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler, progress: Progress | None
 ) -> SiteResult:
     """The replay itself: the trace's jobs (those chosen, with the utility functions asked
     for) as a workload, at the configured load."""
+    if not len(trace):
+        raise ConfigError(f"{trace.name}: no job to replay: the file holds no job lines")
     size = machine_size(trace, config.procs)
     if config.start_job or config.stop_job is not None:
         trace = trace.excerpt(config.start_job, config.stop_job or len(trace))
@@ -173,11 +215,17 @@ def _replay(
         shape = LeeSnavely(factor=config.deadline_factor, decay=config.utility_decay)
         trace = augment(trace, generator=config.utility, lee_snavely=shape, seed=config.seed)
     workload = TraceWorkload.from_swf(trace, size, estimates=config.estimates, strict=config.strict)
+    unsorted = trace.out_of_order()
+    if config.strict and len(unsorted):
+        row = int(unsorted[0])
+        raise InvalidJobError(
+            f"{trace.location(row)}: job {int(trace.column('job')[row])} is submitted before "
+            "a job on an earlier line (the trace is not in submit order; without --strict "
+            "such lines are counted and replayed in submit order)"
+        )
     plan = None
     if config.feedback:  # from the trace's own timing, before any scaling
-        plan = FeedbackPlan.of(
-            workload, definition=config.think, threshold=config.threshold_min * 60.0
-        )
+        plan = feedback_plan(trace, workload, config)
     if not len(workload):
         skipped = ", ".join(f"{reason} {n:,}" for reason, n in workload.skipped.items())
         raise ConfigError(
@@ -185,11 +233,7 @@ def _replay(
             + (f"; skipped: {skipped})" if skipped else ")")
         )
     original_load = workload.offered_load(size)
-    factor = 1.0
-    if config.load is not None:
-        workload, factor = workload.at_load(config.load, size)
-    elif config.scale is not None:
-        workload, factor = workload.scaled(config.scale), config.scale
+    workload, factor = at_configured_load(workload, config, size, trace.name)
     if config.uncertainty or config.wealth_gini:
         workload = stated(workload, config)
     site = Site(
@@ -214,6 +258,7 @@ def _replay(
         "jobs_skipped": {**workload.skipped, **result.rejected},
         "estimates_filled_with_runtime": workload.estimates_filled,
         "estimates_raised_to_1s": workload.estimates_raised,
+        "jobs_out_of_order": len(unsorted),
         "scale_factor": factor,
         "offered_load_original": original_load,
         "offered_load": workload.offered_load(size),

@@ -89,11 +89,11 @@ def test_errors_are_one_line_with_status_2(trace, tmp_path, capsys):
     code, msg = error_of(capsys, ["replay", str(trace), "-s", "NOPE"])
     assert code == 2 and "unknown scheduler NOPE; choose from FCFS, EASY" in msg
     code, msg = error_of(capsys, ["replay", str(trace), "--load", "-1"])
-    assert code == 2 and "--load: must be a finite number > 0, got -1" in msg
+    assert code == 2 and "--load: must be in (0, 4], got -1" in msg
     code, msg = error_of(capsys, ["replay", str(trace), "--alpha", "10"])
     assert code == 2 and msg == "sitesim: error: --alpha applies to CREASY, not EASY"
     code, msg = error_of(capsys, ["replay", str(trace), "--strict"])
-    assert code == 2 and "small.swf:42: job 41 has no runtime (field 4 is -1)" in msg
+    assert code == 2 and "small.swf:42: job 41 has no runtime: field 4 (runtime) is -1" in msg
     code, msg = error_of(capsys, ["replay", str(trace), "--scale", "0.5", "--load", "0.5"])
     assert code == 2 and "not allowed with argument" in msg
     code, msg = error_of(capsys, ["replay", str(trace), "--procs", "0"])
@@ -248,7 +248,7 @@ def bad_inputs(tmp_path: Path, unwritable: Path) -> list[tuple[list[str], str, P
         ([*run, "--out", str(unwritable / "o")], "cannot write", unwritable / "o"),
         ([*run, "--profile", str(gz)], "profile.json.gz: not a text file", None),
         ([*run, "--seed", "-1"], "--seed: must be a whole number >= 0, got -1", None),
-        (["replay", str(empty)], "empty.swf: no job to replay (0 job lines)", None),
+        (["replay", str(empty)], "empty.swf: no job to replay: the file holds no job lines", None),
         (["replay", str(skipped)], "no job to replay (1 job lines; skipped: unknown runtime 1)",
          None),
         (["replay", str(skipped), "--out", str(a_file)], "exists and is not a folder", None),

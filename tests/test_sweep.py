@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -86,8 +87,8 @@ def test_a_sweep_file(tmp_path):
         'out = "results"\nseeds = 3\n[base]\ndays = 14\nprofile = "profiles/p.json"\n'
         '[factors]\nusers = [5, 10]\nscheduler = ["FCFS", "EASY"]\n'
     )
-    plan, out = SweepPlan.load(path)
-    assert out == tmp_path / "results" and plan.seeds == (1, 2, 3)
+    plan = SweepPlan.load(path)
+    assert plan.out == tmp_path / "results" and plan.seeds == (1, 2, 3)
     assert plan.base.profile == str(tmp_path / "profiles" / "p.json")  # relative to the file
     assert len(plan.runs()) == 12
     path.write_text("[base]\nmode = 'replay'\nprocs = 3\n")
@@ -277,3 +278,113 @@ def test_rows_carry_the_schedulers_counters_also_when_resumed(tmp_path):
     resumed = sitesim.sweep(BASE, factors, out=tmp_path, executor="serial", save_jobs=False)
     assert resumed.runs[0]["scheduler_policy_switches"] == row["scheduler_policy_switches"]
     assert "scheduler_self_tuning_steps" in rows_of(tmp_path / "runs.csv")[0]
+
+
+def test_a_sweep_file_gives_a_plan_that_carries_its_out_folder(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('out = "results"\n[base]\ndays = 7\nwarmup_days = 1\n[factors]\nusers = [2]\n')
+    plan = SweepPlan.load(path)
+    assert isinstance(plan, SweepPlan) and plan.out == tmp_path / "results"
+    result = sweep(plan, executor="serial", save_jobs=False)
+    assert result.out == tmp_path / "results" and (tmp_path / "results" / "runs.csv").exists()
+
+
+def test_progress_false_is_no_progress_and_a_non_function_is_refused():
+    result = sweep(BASE.replace(days=7, warmup_days=1), {"users": [2]}, executor="serial",
+                   progress=False)  # fmt: skip
+    assert len(result.runs) == 1
+    assert sitesim.simulate(2, days=2, warmup_days=0, progress=False).summary.jobs >= 0
+    with pytest.raises(ConfigError, match=r"progress must be a function .*got True"):
+        sweep(BASE, {"users": [2]}, executor="serial", progress=True)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"progress must be a function .*got 1"):
+        sitesim.simulate(2, days=2, progress=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "remove", "unlisted"])
+def test_a_run_folder_with_a_damaged_file_is_run_again_on_resume(tmp_path, damage):
+    """A truncated or lost file, or a results.json that lists none (an earlier sitesim's)."""
+    base = BASE.replace(days=7, warmup_days=1)
+    sweep(base, {"users": [2, 3]}, out=tmp_path, executor="serial")
+    swf = tmp_path / "users=3,seed=1" / "simulated.swf"
+    original = swf.read_bytes()
+    if damage == "truncate":
+        swf.write_bytes(original[: len(original) // 2])
+    elif damage == "remove":
+        swf.unlink()
+    else:
+        results = swf.parent / "results.json"
+        document = json.loads(results.read_text())
+        del document["files"]
+        results.write_text(json.dumps(document))
+    again = sweep(base, {"users": [2, 3]}, out=tmp_path, executor="serial")
+    assert again.resumed == 1  # users=2 only
+    assert swf.read_bytes() == original
+    assert json.loads((swf.parent / "results.json").read_text())["files"]["simulated.swf"] == {
+        "bytes": len(original), "sha256": hashlib.sha256(original).hexdigest(),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "the sweep file is empty"),
+        ("# nothing yet\n\n", "the sweep file is empty"),
+        ("[base]\nusers = 5\n[factors]\n", r"\[factors\] is empty or missing"),
+        ("seeds = 3\n[base]\nusers = 5\n", r"\[factors\] is empty or missing"),
+        ("[factors]\nusers = [10, 20, 10]\n", "factor 'users' has the level 10 twice"),
+        ("[factors]\nusers = [10, 10.0]\n", r"factor 'users' has the level 10.0 twice \(the "
+         r"same as 10\)"),
+        ('[factors]\nscheduler = ["EASY", "easy"]\n', "factor 'scheduler' has the level 'easy' "
+         "twice"),
+        ("baseline = ''\n[factors]\nusers = [1]\n", "baseline must be a scheduler name or none"),
+    ],
+)  # fmt: skip
+def test_a_sweep_file_without_factors_or_with_a_level_twice_is_refused(tmp_path, text, message):
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        SweepPlan.load(path)
+    assert main(["sweep", str(path), "--dry-run"]) == 2
+
+
+def test_the_competitive_ratio_baseline_is_a_setting_of_the_plan(tmp_path):
+    base = BASE.replace(users=4, days=7, warmup_days=1, utility=True)
+    factors = {"scheduler": ["EASY", "FCFS"]}
+    result = sweep(base, factors, seeds=2, executor="serial", baseline="FCFS")
+    easy, fcfs = result.runs[:2], result.runs[2:]
+    assert all(r["utility_jobs"] > 0 for r in result.runs)
+    assert [r["competitive_ratio"] for r in fcfs] == [1.0, 1.0]
+    assert [r["competitive_ratio"] for r in easy] == [
+        e["utility_total"] / f["utility_total"] for e, f in zip(easy, fcfs, strict=True)
+    ]
+    unset = sweep(base, factors, seeds=2, executor="serial", baseline=None)
+    assert all(math.isnan(r["competitive_ratio"]) for r in unset.runs)
+    toml = tmp_path / "s.toml"
+    toml.write_text("baseline = false\n[factors]\nscheduler = ['EASY']\n")
+    assert SweepPlan.load(toml).baseline is None
+
+
+def test_a_scheduler_object_is_copied_for_every_run_and_described_when_registered(tmp_path):
+    from sitesim.schedulers import create
+
+    template = create("CREASY", alpha=3000)
+    base = BASE.replace(days=14, warmup_days=1)
+    by_object = sweep(base, {"scheduler": [template], "users": [3, 4]}, seeds=2, out=tmp_path,
+                      executor="serial")  # fmt: skip
+    assert template.queue == [] and not template.stats().get("passes")
+    by_name = sweep(base, {"scheduler": ["CREASY"], "alpha": [3000], "users": [3, 4]}, seeds=2,
+                    executor="serial")  # fmt: skip
+    drop = ("wall_s", "scheduler", "alpha")
+    assert json.dumps([{k: v for k, v in r.items() if k not in drop} for r in by_object.runs]) == (
+        json.dumps([{k: v for k, v in r.items() if k not in drop} for r in by_name.runs])
+    )
+    stored = json.loads((tmp_path / "scheduler=CREASY_alpha_3000,users=4,seed=2" / "results.json")
+                        .read_text())["config"]  # fmt: skip
+    assert (stored["scheduler"], stored["scheduler_params"]) == ("CREASY", {"alpha": 3000.0})
+
+
+def test_the_three_steps_of_a_sweep_are_modules_of_their_own():
+    from sitesim import replications, sweep_plan, sweep_runs, sweeps
+
+    assert sweeps.SweepPlan is sweep_plan.SweepPlan and sweeps.execute is sweep_runs.execute
+    assert sweeps.summarize_runs is replications.summarize_runs

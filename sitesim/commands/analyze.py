@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.commands import COMMANDS
-from sitesim.commands.arguments import add_activity_options, check_out
+from sitesim.commands.arguments import add_activity_options, add_force_option, check_out
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.report import table
 from sitesim.swf import read_swf
@@ -46,6 +46,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument("traces", nargs="+", type=Path, metavar="TRACE", help="SWF trace(s)")
     add_activity_options(p)
     p.add_argument("--out", type=Path, metavar="DIR", help="write analysis.json and figures here")
+    add_force_option(p)
     p.set_defaults(func=run)
 
 
@@ -53,12 +54,13 @@ def run(args: argparse.Namespace) -> int:
     from sitesim.activity import decompose
     from sitesim.analysis import analyze  # SciPy: loaded only when a command needs it
 
-    check_out(args)
+    check_out(args, clear=False)
     activities = [
         decompose(read_swf(path), definition=args.think, threshold=args.threshold * 60.0)
         for path in args.traces
     ]
     result = analyze(activities)
+    check_out(args)  # (with --force, the folder is emptied only now)
     for name, data in result["traces"].items():
         print(describe(name, data))
         print()
@@ -79,9 +81,33 @@ def run(args: argparse.Namespace) -> int:
 def _fit(fit: dict[str, float]) -> str:
     if not math.isfinite(fit["a"]):
         return "no fit (too few bins)"
+    r2 = f"{fit['r2']:.3f}" if math.isfinite(fit["r2"]) else "n/a (every bin the same)"
+    return f"p = {fit['a']:.3f} / ({fit['b']:.4f} r + 1), R² {r2}, RMSE {fit['rmse']:.3f}"
+
+
+def _think(think: dict[str, Any]) -> str:
+    """The think-time line: shares and median, or why there are none."""
+    if not think["count"]:
+        return (
+            "think times: none (no user has two usable jobs), so every share, median and fit "
+            "below is n/a"
+        )
     return (
-        f"p = {fit['a']:.3f} / ({fit['b']:.4f} r + 1), R² {fit['r2']:.3f}, RMSE {fit['rmse']:.3f}"
+        f"think times: {100 * think['negative_fraction']:.1f}% negative, "
+        f"{100 * think['within_threshold_fraction']:.1f}% within the session threshold, "
+        f"median {think['quantiles_min']['p50']:.1f} min"
     )
+
+
+def _weekly(week: dict[str, Any]) -> str:
+    """The weekly line: Spearman's rho, or why it is not computed."""
+    if math.isfinite(week["spearman_rho"]):
+        rho = f"Spearman rho {week['spearman_rho']:.3f} (p = {week['spearman_p']:.2g})"
+    elif week["weeks"] < 3:
+        rho = "Spearman rho n/a (needs 3 weeks with jobs)"
+    else:
+        rho = "Spearman rho n/a (the weeks do not vary)"
+    return f"weekly: {week['weeks']} weeks; jobs vs mean node-seconds per job: {rho}"
 
 
 def describe(name: str, data: dict[str, Any]) -> str:
@@ -93,12 +119,7 @@ def describe(name: str, data: dict[str, Any]) -> str:
             f"{data['jobs']:,} jobs of {data['users']:,} users (excluded: {excluded}); "
             f"{data['clock']}"
         )
-    think = data["think"]
-    lines.append(
-        f"think times: {100 * think['negative_fraction']:.1f}% negative, "
-        f"{100 * think['within_threshold_fraction']:.1f}% within the session threshold, "
-        f"median {think['quantiles_min']['p50']:.1f} min"
-    )
+    lines.append(_think(data["think"]))
     w = {row["bin"]: row for row in data["expectations"]["W"]}
     e = {row["bin"]: row for row in data["expectations"]["E"]}
     rows = [
@@ -126,11 +147,7 @@ def describe(name: str, data: dict[str, Any]) -> str:
     ]
     lines.append(table(("Bin", "Jobs", "Slowdown", "Think(min)"), slow))
     if "weekly" in data:
-        week = data["weekly"]
-        lines.append(
-            f"weekly: {week['weeks']} weeks; jobs vs mean node-seconds per job: "
-            f"Spearman rho {week['spearman_rho']:.3f} (p = {week['spearman_p']:.2g})"
-        )
+        lines.append(_weekly(data["weekly"]))
     return "\n".join(lines)
 
 

@@ -12,22 +12,28 @@ from sitesim.activity import THINK_DEFINITIONS
 from sitesim.errors import ConfigError
 from sitesim.executors import available_cores
 from sitesim.models.utility import DECAYS
-from sitesim.output import check_output_folder
+from sitesim.output import check_output_folder, clear_output_folder
 from sitesim.schedulers import REGISTRY, parameters
 
 
-def number(low: float, *, above: bool = False, whole: bool = False) -> Callable[[str], Any]:
-    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``)."""
+def number(
+    low: float, high: float = math.inf, *, above: bool = False, whole: bool = False
+) -> Callable[[str], Any]:
+    """An argparse type: a finite number >= ``low`` (> ``low`` when ``above``) and <= ``high``."""
     kind = "a whole number" if whole else "a finite number"
-    relation = ">" if above else ">="
+    if math.isfinite(high):
+        allowed = f"in {'(' if above else '['}{low:g}, {high:g}]"
+    else:
+        allowed = f"{kind} {'>' if above else '>='} {low:g}"
 
     def parse(text: str) -> Any:
         try:
             value = int(text) if whole else float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
-        if not math.isfinite(value) or not (value > low if above else value >= low):
-            raise argparse.ArgumentTypeError(f"must be {kind} {relation} {low:g}, got {text}")
+        inside = value > low if above else value >= low
+        if not (math.isfinite(value) and inside and value <= high):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text}")
         return value
 
     return parse
@@ -39,12 +45,7 @@ positive_int = number(1, whole=True)
 seed_number = number(0, whole=True)
 
 
-def unit_interval(text: str) -> float:
-    """An argparse type: a number in [0, 1]."""
-    value = non_negative_float(text)
-    if value > 1:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text}")
-    return float(value)
+unit_interval = number(0, 1)
 
 
 def job_range(text: str) -> tuple[int, int]:
@@ -87,12 +88,16 @@ def add_utility_shape_options(parser: argparse.ArgumentParser, context: str = ""
 
 def scheduler_names(text: str) -> list[str]:
     """Comma-separated scheduler names, checked against the registry."""
-    names = [name.strip().upper() for name in text.split(",") if name.strip()]
-    unknown = [name for name in names if name not in REGISTRY]
-    if unknown or not names:
+    names = [name.strip().upper() for name in text.split(",")]
+    if not all(names):
         raise argparse.ArgumentTypeError(
-            f"unknown scheduler {', '.join(unknown) or repr(text)}; "
-            f"choose from {', '.join(REGISTRY)}"
+            f"empty scheduler name in {text!r}; give names separated by single commas, "
+            "e.g. FCFS,EASY"
+        )
+    unknown = [name for name in names if name not in REGISTRY]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown scheduler {', '.join(unknown)}; choose from {', '.join(REGISTRY)}"
         )
     return names
 
@@ -102,13 +107,24 @@ def scheduler_settings(names: list[str], params: dict[str, Any]) -> list[dict[st
     ``params`` (set by the user; None is unset) it takes.
 
     Raises:
-        ConfigError: a parameter that none of the schedulers takes.
+        ConfigError: a parameter that none of the schedulers takes; the message names the
+            option, the schedulers chosen and those that take it (or says that none does).
     """
     given = {key: value for key, value in params.items() if value is not None}
     for key in given:
-        if not any(key in parameters(name) for name in names):
-            takers = [name for name in REGISTRY if key in parameters(name)]
-            raise ConfigError(f"--{key} applies to {', '.join(takers)}, not {', '.join(names)}")
+        if any(key in parameters(name) for name in names):
+            continue
+        option = "--alpha" if key == "alpha" else f"--param {key}"
+        takers = [name for name in REGISTRY if key in parameters(name)]
+        if takers:
+            raise ConfigError(f"{option} applies to {', '.join(takers)}, not {', '.join(names)}")
+        taken = "; ".join(
+            f"{name} takes {', '.join(sorted(parameters(name))) or 'none'}" for name in names
+        )
+        raise ConfigError(
+            f"{option}: no scheduler takes a parameter {key!r} ({taken}; "
+            "docs/reference/schedulers.md lists every scheduler's)"
+        )
     return [
         {
             "scheduler": name,
@@ -180,10 +196,28 @@ def scheduler_options(args: argparse.Namespace) -> list[dict[str, Any]]:
     return scheduler_settings(args.scheduler, {"alpha": args.alpha, **dict(args.param)})
 
 
-def check_out(args: argparse.Namespace) -> None:
-    """Fail now, not after the simulation, if --out cannot be written."""
-    if args.out is not None:
-        check_output_folder(args.out)
+def add_force_option(parser: argparse.ArgumentParser) -> None:
+    """--force: replace the outputs an earlier run left in --out (see :func:`check_out`)."""
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="--out may hold an earlier run's outputs: they are removed first (only files "
+        "sitesim writes; anything else is refused)",
+    )
+
+
+def check_out(args: argparse.Namespace, *, clear: bool = True) -> None:
+    """Fail now, not after the simulation, if --out cannot be written, or holds anything: an
+    earlier run's files would mix with the new ones. With --force (where the command has it)
+    the folder may hold an earlier run's outputs, which are removed (unless not ``clear``:
+    checked only, for a command that calls this again just before it runs)."""
+    if args.out is None:
+        return
+    force = getattr(args, "force", False)
+    remedy = "choose another folder" + (", or give --force" if hasattr(args, "force") else "")
+    check_output_folder(args.out, new=not force, remedy=remedy)
+    if force and clear:
+        clear_output_folder(args.out)
 
 
 class _DaskAddress(argparse.Action):

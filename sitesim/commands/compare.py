@@ -10,6 +10,7 @@ from typing import Any
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_executor_options,
+    add_force_option,
     check_out,
     non_negative_float,
     positive_int,
@@ -37,7 +38,8 @@ really does with users who react to it. The prediction error is
 |conventional - site-level| / site-level in %, for mean response, wait and slowdown; both
 directions come from the same two site-level runs. The table shows the mean over the seeds with
 its 95 % confidence interval; "signed" keeps the sign (> 0: the replay predicts worse than the
-users get). Drain: days the open replay runs on after the horizon.
+users get). Drain: days the open replay runs on after the horizon (0 when it has ended by
+then).
 
 With --out: compare.csv (one row per direction, user count, horizon and seed), summary.csv
 (means, _sd, _ci95, n), compare.json (both) and compare.png (signed errors against users).
@@ -86,6 +88,7 @@ def add_parser(commands: Any) -> None:
     )
     add_executor_options(p)
     p.add_argument("--out", type=Path, metavar="DIR", help="write CSV, JSON and the figure here")
+    add_force_option(p)
     p.set_defaults(func=run)
 
 

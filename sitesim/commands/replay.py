@@ -13,17 +13,19 @@ from sitesim.budget import check_replay
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_activity_options,
+    add_force_option,
     add_jobs_option,
     add_scheduler_options,
     add_utility_shape_options,
     check_out,
-    positive_float,
+    number,
     positive_int,
     scheduler_options,
     seed_number,
     unit_interval,
 )
 from sitesim.config import ReplayConfig
+from sitesim.errors import ConfigError
 from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
 from sitesim.report import (
@@ -91,18 +93,21 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("trace", type=Path, help="SWF trace (.swf or .swf.gz)")
     add_scheduler_options(p)
+    low, high = ReplayConfig.SCALE_RANGE
+    most = ReplayConfig.MAX_LOAD
     load = p.add_mutually_exclusive_group()
     load.add_argument(
         "--scale",
-        type=positive_float,
+        type=number(low, high),
         metavar="F",
-        help="multiply inter-arrival times by F > 0 (F < 1 raises the load)",
+        help=f"multiply inter-arrival times by F in [{low:g}, {high:g}] (F < 1 raises the load)",
     )
     load.add_argument(
         "--load",
-        type=positive_float,
+        type=number(0, most, above=True),
         metavar="L",
-        help="scale inter-arrival times to offered load L = sum(size*runtime)/(procs*span)",
+        help=f"scale inter-arrival times to offered load L in (0, {most:g}], L = "
+        f"sum(size*runtime)/(procs*span), by a factor in [{low:g}, {high:g}]",
     )
     p.add_argument(
         "--procs",
@@ -163,13 +168,18 @@ def add_parser(commands: Any) -> None:
         "end of the job it depends on",
     )
     add_activity_options(p, "with --feedback, when the trace has no field 17: ")
+    p.set_defaults(think=None, threshold=None)  # (to tell them given without --feedback)
     p.add_argument("--out", type=Path, metavar="DIR", help="write SWF, results.json and CSV here")
+    add_force_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     settings = scheduler_options(args)
-    check_out(args)
+    for option, value in (("--think", args.think), ("--threshold", args.threshold)):
+        if value is not None and not args.feedback:
+            raise ConfigError(f"{option} applies to --feedback only (how it infers dependencies)")
+    check_out(args, clear=False)
     trace = read_swf(args.trace)
     check_replay(len(trace), write=args.out is not None)
     base = ReplayConfig(
@@ -181,8 +191,8 @@ def run(args: argparse.Namespace) -> int:
         estimates=args.estimates,
         strict=args.strict,
         feedback=args.feedback,
-        think=args.think,
-        threshold_min=args.threshold,
+        **({"think": args.think} if args.think else {}),
+        **({"threshold_min": args.threshold} if args.threshold else {}),
         uncertainty=args.uncertainty,
         wealth_gini=args.wealth_gini,
         cancel_expired=args.cancel_expired,
@@ -193,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
         deadline_factor=args.deadline_factor,
         utility_decay=args.decay,
     )
+    check_out(args)  # (with --force, the folder is emptied only now)
     results: list[SiteResult] = []
     for config in (base.replace(**s) for s in settings):
         with ProgressBar(f"replay {config.scheduler}") as bar:
@@ -241,6 +252,12 @@ def _report_workload(result: SiteResult) -> None:
         detail = ", ".join(f"{reason} {count:,}" for reason, count in skipped.items())
         print(
             f"sitesim: warning: skipped {sum(skipped.values()):,} impossible jobs ({detail})",
+            file=sys.stderr,
+        )
+    if facts["jobs_out_of_order"]:
+        print(
+            f"sitesim: warning: {facts['jobs_out_of_order']:,} job lines are submitted before a "
+            "job on an earlier line (not in submit order): replayed in submit order",
             file=sys.stderr,
         )
     load = facts["offered_load"]

@@ -11,6 +11,7 @@ from typing import Any
 from sitesim.budget import check_site_run
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
+    add_force_option,
     add_scheduler_options,
     add_utility_shape_options,
     check_out,
@@ -215,6 +216,7 @@ def add_parser(commands: Any) -> None:
         help="cancel a waiting job once its utility can no longer be earned",
     )
     p.add_argument("--out", type=Path, metavar="DIR", help="write each run's outputs here")
+    add_force_option(p)
     p.set_defaults(func=run)
 
 

@@ -81,7 +81,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    plan, default_out = SweepPlan.load(args.sweep_file)
+    plan = SweepPlan.load(args.sweep_file)
     check_plan(math.prod(len(levels) for levels in plan.factors.values()) * len(plan.seeds))
     runs = plan.runs()
     if args.dry_run:
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
             print(planned.name)
         print(f"{len(runs)} runs")
         return 0
-    out = args.out or default_out
+    out = args.out or plan.out
     if out is None:
         raise ConfigError(f"{args.sweep_file}: name an output folder with --out (or out = ...)")
     check_output_folder(out)

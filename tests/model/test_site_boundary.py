@@ -154,8 +154,8 @@ def test_a_scheduler_need_not_dequeue_what_it_starts():
 @pytest.mark.parametrize(
     ("scheduler", "message"),
     [
-        (Greedy(), "scheduler GREEDY started jobs needing 2 processors when 0 were free"),
-        (Repeater(), "scheduler REPEATER started job 3, which is running, not waiting"),
+        (Greedy(), "scheduler GREEDY at t = 10 s started jobs 3 needing 2 processors when 0 "),
+        (Repeater(), "scheduler REPEATER at t = 25 s started job 3, which is running, not "),
         (Lazy(), "scheduler LAZY leaves 3 jobs waiting on an idle machine after the last"),
     ],
 )
@@ -182,7 +182,7 @@ def test_a_scheduler_returning_a_job_twice_is_named():
 
     site = Site(8, Twice())
     site.add_user(TraceUser(workload(1, 1)))
-    with pytest.raises(SchedulerError, match="scheduler TWICE started the same job twice"):
+    with pytest.raises(SchedulerError, match="scheduler TWICE at t = 0 s started job 1 twice"):
         site.run()
 
 
@@ -205,3 +205,47 @@ def test_an_open_replay_that_retires_ended_jobs_gives_the_same_result(monkeypatc
     assert repr(kept.summary) == repr(retired.summary)  # (NaN fields: compared as text)
     assert kept.utility == retired.utility
     assert len(kept.utility) == 15
+
+
+class Shrinker(FCFS):
+    """Starts each job on one processor, whatever it asked for."""
+
+    name = "SHRINKER"
+
+    def select(self, now, free, running):  # type: ignore[no-untyped-def]
+        for job in self.queue:
+            job.size = 1
+        return super().select(now, free, running)
+
+
+class Overbooker(FCFS):
+    """Overrides the checked pass and starts every waiting job."""
+
+    name = "OVERBOOKER"
+
+    def allocate(self, now, free, running):  # type: ignore[no-untyped-def]
+        started, self.queue = self.queue, []
+        return started
+
+
+def test_a_scheduler_that_changes_a_job_is_named():
+    site = Site(128, Shrinker())
+    site.add_user(TraceUser(TraceWorkload.from_jobs([0.0, 5.0], [128, 64], [100.0, 100.0])))
+    message = r"^scheduler SHRINKER: at t = 0 s job 1 \(user 0\) has size 1 \(submitted with 128\)"
+    with pytest.raises(SchedulerError, match=message):
+        site.run()
+
+
+def test_an_overridden_allocation_that_overbooks_is_named():
+    site = Site(4, Overbooker())
+    site.add_user(TraceUser(TraceWorkload.from_jobs([0.0, 0.0, 0.0], [2, 2, 2], [9.0] * 3)))
+    message = "^scheduler OVERBOOKER: at t = 0 s job 3 was started on 2 processors when 0 were"
+    with pytest.raises(SchedulerError, match=message):
+        site.run()
+
+
+def test_a_scheduler_object_serves_one_site_only():
+    scheduler = create("ECON")
+    Site(8, scheduler)
+    with pytest.raises(SchedulerError, match="ECON scheduler object already served a site"):
+        Site(8, scheduler)

@@ -9,7 +9,7 @@ from sitesim.models.cycles import ActivityCycle
 from sitesim.models.users import CompleteUser, StaticUser, UserModel
 from sitesim.profile import default_profile
 from sitesim.schedulers import FCFS
-from sitesim.site import Site
+from sitesim.site import Site, SiteResult, User
 
 
 class Script:
@@ -66,17 +66,25 @@ def log(site):  # type: ignore[no-untyped-def]
     ]  # fmt: skip
 
 
+def run_alone(user: User, until: float) -> tuple[Site, SiteResult]:
+    """Run ``user`` alone on 8 processors under FCFS, until the horizon ``until``."""
+    site = Site(8, FCFS())
+    site.add_user(user)
+    return site, site.run(until=until)
+
+
+def two_then_one(shapes: list[tuple[int, int, int]], think: float, until: float) -> Site:
+    """A static user's batch of two jobs submitted 5 s apart, then, ``think`` seconds after it
+    ended, a batch of one; alone on the site until ``until``."""
+    user = scripted("static", shapes=shapes, widths=[2, 1], gaps=[5], thinks=[think])
+    return run_alone(user, until)[0]
+
+
 def test_a_batch_waits_for_its_last_submitted_job():
     # 8 processors. Batch 1: job 1 (8 procs, 100 s) at 0, job 2 (4 procs, 10 s) at 5: job 2
     # waits for job 1 and ends at 110, after the first-submitted job. The next batch starts
     # after job 2's end plus the 60 s think: at 170, depending on job 2.
-    user = scripted(
-        "static", shapes=[(8, 100, 100), (4, 10, 10), (2, 50, 50)], widths=[2, 1], gaps=[5],
-        thinks=[60],
-    )  # fmt: skip
-    site = Site(8, FCFS())
-    site.add_user(user)
-    site.run(until=171)
+    site = two_then_one([(8, 100, 100), (4, 10, 10), (2, 50, 50)], think=60, until=171)
     assert log(site) == [
         (1, 0, 0, 100, 0, 0, -1, None),
         (2, 5, 100, 110, 0, 0, -1, None),
@@ -86,13 +94,7 @@ def test_a_batch_waits_for_its_last_submitted_job():
 
 def test_a_batch_does_not_wait_for_its_earlier_jobs():
     # job 1 runs 100 s, job 2 (submitted 5 s later) only 10 s: the batch ends at 15
-    user = scripted(
-        "static", shapes=[(4, 100, 100), (4, 10, 10), (1, 1, 1)], widths=[2, 1], gaps=[5],
-        thinks=[20],
-    )  # fmt: skip
-    site = Site(8, FCFS())
-    site.add_user(user)
-    site.run(until=36)
+    site = two_then_one([(4, 100, 100), (4, 10, 10), (1, 1, 1)], think=20, until=36)
     assert [(j.id, j.submit, j.end) for j in site.jobs] == [(1, 0, 100), (2, 5, 15), (3, 35, 36)]
     assert site.jobs[2].preceding == 2 and site.jobs[2].think == 20
 
@@ -105,9 +107,7 @@ def test_think_then_break():
         decisions=[True, False, True], breaks=[3600],
         cycle=ActivityCycle(True, True, -7.5 * 3600),  # Monday 00:00-10:00
     )  # fmt: skip
-    site = Site(8, FCFS())
-    site.add_user(user)
-    site.run(until=3781)
+    site, _ = run_alone(user, until=3781)
     assert log(site) == [
         (1, 0, 0, 30, 0, 0, -1, None),
         (2, 90, 90, 120, 0, 1, 1, 60),
@@ -126,9 +126,7 @@ def test_first_job_at_window_open_and_sleep_outside_the_window():
         "complete", shapes=[(1, long, long), (1, 60, 60)], widths=[1], gaps=[0], thinks=[60],
         decisions=[True], breaks=[3600], cycle=ActivityCycle(True, True, 0.0),
     )  # fmt: skip
-    site = Site(8, FCFS())
-    site.add_user(user)
-    site.run(until=86400 + open_monday + 1)
+    site, _ = run_alone(user, until=86400 + open_monday + 1)
     jobs = site.jobs
     assert jobs[0].submit == open_monday
     # after the think (17:41) the window is closed: next submission at Tuesday's opening
@@ -138,8 +136,6 @@ def test_first_job_at_window_open_and_sleep_outside_the_window():
 
 def test_users_stop_at_the_horizon_and_the_machine_drains():
     user = scripted("static", shapes=[(1, 500, 500)], widths=[1], gaps=[0], thinks=[10])
-    site = Site(8, FCFS())
-    site.add_user(user)
-    result = site.run(until=1000)
+    site, result = run_alone(user, until=1000)
     assert [j.submit for j in site.jobs] == [0, 510]  # no submission at 1020 > horizon
     assert result.records["end"].max() == 1010  # the last job still completes

@@ -10,6 +10,7 @@ import pytest
 
 import sitesim
 from sitesim.cli import main
+from sitesim.models.utility import LeeSnavely
 from sitesim.profile import read_profile
 from sitesim.report import write_outputs
 from tests.test_cli import LINE
@@ -92,3 +93,48 @@ def test_rerun_refuses_what_is_not_a_results_file(tmp_path, capsys, text):
     path.write_text(text)
     assert main(["rerun", str(path)]) == 2
     assert "r.json: not a results.json" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def stored_run(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """A short run's results.json, written once."""
+    out = tmp_path_factory.mktemp("stored")
+    argv = ["run", "--users", "2", "--days", "3", "--warmup", "0", "--out", str(out)]
+    assert main(argv) == 0
+    return json.loads((out / "users-0002-EASY" / "results.json").read_text())
+
+
+@pytest.mark.parametrize("summary", ["removed", {}, {"no_such_metric": 1.0}])
+def test_a_rerun_with_nothing_to_compare_does_not_claim_the_same_summary(
+    tmp_path, capsys, stored_run, summary
+):
+    document = dict(stored_run)
+    if summary == "removed":
+        del document["summary"]
+    else:
+        document["summary"] = summary
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(document))
+    code = main(["rerun", str(path)])
+    printed = capsys.readouterr()
+    assert code != 0 and "same summary" not in printed.out
+    assert "nothing to compare with" in printed.err or "nothing compared" in printed.err
+
+
+def test_a_rerun_of_another_versions_results_says_so(tmp_path, capsys, stored_run):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({**stored_run, "sitesim_version": "0.0.1"}))
+    assert main(["rerun", str(path)]) == 0
+    printed = capsys.readouterr()
+    assert "same summary" in printed.out
+    assert f"was written by sitesim 0.0.1; this is sitesim {sitesim.__version__}" in printed.err
+
+
+def test_the_configuration_of_a_simulate_result_reproduces_a_scheduler_that_draws():
+    """The GA draws from a stream seeded by the run's seed (use_seed), also in simulate()."""
+    model = sitesim.UserModel(utility=LeeSnavely())
+    result = sitesim.simulate(20, "GA", model=model, procs=32, days=7, warmup_days=1, seed=2,
+                              generations=4)  # fmt: skip
+    again = sitesim.run(result.config)
+    assert result.scheduler_stats["passes_evolved"] > 0
+    assert np.array_equal(again.records["start"], result.records["start"])

@@ -67,7 +67,7 @@ def test_every_setting_is_checked_with_its_allowed_range(settings, message):
     ("settings", "message"),
     [
         ({"load": 0.5, "scale": 0.5}, "give either load or scale, not both"),
-        ({"load": -1}, "load must be in (0, inf), got -1.0"),
+        ({"load": -1}, "load must be in (0, 4], got -1.0"),
         ({"estimates": "ratio"}, "estimates of a replay must be 'trace' or 'exact'"),
         ({"procs": 0}, "procs must be a whole number >= 1, got 0"),
     ],

@@ -12,21 +12,21 @@ from sitesim.job import Job
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers import EASY, ECON, create
 from sitesim.site import Site
-from tests.unit.test_policies import SecretJob
+from tests.unit.test_policies import SecretJob, as_started, as_submitted
 
 
 def job(jid: int, size: int, estimate: float, submit: float, user: int = 0) -> Job:
     """A waiting job of ``user`` whose actual runtime cannot be read."""
-    j = SecretJob(size=size, runtime=math.nan, estimate=estimate, user=user, id=jid)
-    j.mark_submitted(submit)
-    return j
+    return as_submitted(
+        SecretJob(size=size, runtime=math.nan, estimate=estimate, user=user, id=jid), submit
+    )
 
 
 def start(policy: ECON, now: float, free: int, running=()) -> list[int]:  # type: ignore[no-untyped-def]
     """One allocation pass; the started jobs are marked running. Returns their ids."""
     started = policy.allocate(now, free, list(running))
     for j in started:
-        j.mark_started(now)
+        as_started(j, now)
     return [j.id for j in started]
 
 

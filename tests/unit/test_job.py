@@ -44,5 +44,20 @@ def test_illegal_transitions_raise(steps):
     job = Job(size=1, runtime=1.0, estimate=1.0, id=3)
     for step in steps[:-1]:
         getattr(job, step)(0.0)
-    with pytest.raises(JobStateError, match="job 3 cannot be"):
+    with pytest.raises(JobStateError, match=r"^at t = 0 s job 3 \(user 0\) cannot be"):
         getattr(job, steps[-1])(0.0)
+
+
+@pytest.mark.parametrize("field", ["size", "runtime", "estimate"])
+def test_a_job_changed_after_its_submission_cannot_start_or_end(field):
+    job = Job(size=4, runtime=10.0, estimate=20.0, id=5, user=2)
+    job.mark_submitted(0.0)
+    setattr(job, field, 1)
+    with pytest.raises(JobStateError, match=rf"^at t = 3 s job 5 \(user 2\) has {field} 1 "):
+        job.mark_started(3.0)
+    started = Job(size=4, runtime=10.0, estimate=20.0, id=6)
+    started.mark_submitted(0.0)
+    assert started.mark_started(3.0) == 10.0  # (its duration)
+    setattr(started, field, 2)
+    with pytest.raises(JobStateError, match=rf"^at t = 13 s job 6 \(user 0\) has {field} 2 "):
+        started.mark_ended(13.0)

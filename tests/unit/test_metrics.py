@@ -115,3 +115,27 @@ def test_records_csv():
     values = dict(zip(header.split(","), row.split(","), strict=True))
     assert values["submit"] == "0.5" and values["start"] == "" and values["state"] == "waiting"
     assert np.isnan(job_records([job])["wait"][0])
+
+
+def test_sessions_in_a_mixed_population_count_only_jobs_in_sessions():
+    """Users 1 and 3 work in sessions; user 2's jobs belong to none (session -1, a custom user
+    model). Counted by hand: user 1 has sessions 0 and 1 (batches 0, 1, 2), user 2 none, user
+    3 session 0 (batch 0). Before the fix user 2's jobs were credited to user 1."""
+    jobs = []
+    for jid, (user, session, batch) in enumerate(
+        [(1, 0, 0), (1, 0, 1), (1, 1, 2), (2, -1, -1), (2, -1, -1), (2, -1, -1), (3, 0, 0)],
+        start=1,
+    ):
+        job = finished(jid, float(jid), float(jid), 10.0, user=user)
+        job.session, job.batch = session, batch
+        jobs.append(job)
+    rec = job_records(jobs)
+    s = summarize(rec, procs=1, window=(0.0, 100.0))
+    table = per_user(rec, (0.0, 100.0))
+    assert table["sessions"].tolist() == [2, 0, 1]
+    assert table["batches"].tolist() == [3, 0, 1]
+    assert (s.sessions, s.batches, s.active_users) == (3, 4, 3)
+    assert s.jobs_per_session == pytest.approx(4 / 3)  # the 4 jobs in sessions, not all 7
+    assert s.jobs_per_batch == pytest.approx(4 / 4)
+    assert s.sessions_per_user == pytest.approx(3 / 2)  # over the users with sessions
+    assert s.batches_per_user == pytest.approx(4 / 2)

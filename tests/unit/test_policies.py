@@ -25,7 +25,9 @@ from sitesim.schedulers.creasy import criticality
 
 
 class SecretJob(Job):
-    """A job whose actual runtime cannot be read: policies may only use estimates."""
+    """A job whose actual runtime cannot be read: policies may only use estimates. (The
+    transitions read it, so the tests set the states a site would: :func:`as_submitted`,
+    :func:`as_started`.)"""
 
     __slots__ = ("_secret",)
 
@@ -38,10 +40,20 @@ class SecretJob(Job):
         self._secret = value
 
 
-def waiting(jid: int, size: int, estimate: float, submit: float, cls: type[Job] = SecretJob) -> Job:
-    job = cls(size=size, runtime=math.nan, estimate=estimate, id=jid)
-    job.mark_submitted(submit)
+def as_submitted(job: Job, now: float) -> Job:
+    """``job`` as the site leaves it when it accepts it at ``now``."""
+    job.submit, job.state = now, JobState.WAITING
     return job
+
+
+def as_started(job: Job, now: float) -> Job:
+    """``job`` as the machine leaves it when it starts at ``now``."""
+    job.start, job.state = now, JobState.RUNNING
+    return job
+
+
+def waiting(jid: int, size: int, estimate: float, submit: float, cls: type[Job] = SecretJob) -> Job:
+    return as_submitted(cls(size=size, runtime=math.nan, estimate=estimate, id=jid), submit)
 
 
 def queue_of(policy, jobs, now=None):  # type: ignore[no-untyped-def]
@@ -187,7 +199,7 @@ def test_conservative_reserves_every_job():
 def test_conservative_compresses_when_a_job_ends_early():
     policy = queue_of(Conservative(), three_jobs(), now=3.0)
     (job2,) = policy.allocate(3.0, 4, R)
-    job2.mark_started(3.0)
+    as_started(job2, 3.0)
     job2.end = 10.0
     policy.job_ended(job2, 10.0)  # 43 s before its estimate
     started = policy.allocate(10.0, 4, R)
@@ -222,7 +234,7 @@ def drive(policy, jobs, procs, pass_times=()):  # type: ignore[no-untyped-def]
             policy.submit(pending.pop(0), now)
         free = procs - sum(size for _, _, size in running)
         for job in policy.allocate(now, free, running):
-            job.mark_started(now)
+            as_started(job, now)
             starts[job.id] = now
             running.append((now + job.estimate, job.id, job.size))
             running.sort()
@@ -242,7 +254,7 @@ def test_conservative_survives_a_late_pass():
     """A pass that comes after a reservation was due re-plans instead of trusting a stale plan."""
     policy = queue_of(Conservative(), three_jobs(), now=3.0)
     (job2,) = policy.allocate(3.0, 4, R)
-    job2.mark_started(3.0)
+    as_started(job2, 3.0)
     # R and job 2 ended on time, but no pass came until t = 150: job 1 is overdue
     started = policy.allocate(150.0, 10, [])
     assert [j.id for j in started] == [1]
