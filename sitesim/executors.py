@@ -51,6 +51,7 @@ WATCH_PARENT = 0.5
 #: Items in flight per pool worker: one running, one ready to start.
 IN_FLIGHT = 2
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # (held back while a pool starts a worker)
 _open: dict[int, Callable[[], None]] = {}  # how to stop each pool and cluster still open
 
 
@@ -146,7 +147,8 @@ def _pool(
                         break
                     k, item = entry
                     try:
-                        running[pool.submit(_call, function, item)] = k
+                        with _signals_blocked():  # (until a new worker ignores SIGINT)
+                            running[pool.submit(_call, function, item)] = k
                     except concurrent.futures.process.BrokenProcessPool as err:
                         lost = f"the worker process died: {err}\n"
                         yield k, None, lost
@@ -178,6 +180,7 @@ def _start_worker() -> None:
     exit, and a watch on the parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminated)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # (blocked by the parent)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
 
 
@@ -229,6 +232,18 @@ def _end(processes: Sequence[BaseProcess]) -> None:
 
 
 @contextmanager
+def _signals_blocked(signals: set[signal.Signals] = _STOP_SIGNALS) -> Iterator[None]:
+    """Hold ``signals`` back in this thread: processes it starts inherit the mask, so a signal
+    cannot reach them before they set their handlers; here, a held signal arrives when the
+    block ends."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
 def _uninterrupted() -> Iterator[None]:
     """Ignore SIGINT (a second Ctrl-C) and SIGTERM while stopping, when in the main thread:
     the stop takes at most a few seconds and must not be cut short."""
@@ -258,14 +273,15 @@ def _dask(
     cluster = None
     children = set(multiprocessing.active_children())  # (those of the LocalCluster are new)
     if address in (None, "local"):
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-            preload=[__name__],  # (its dask_setup: the workers ignore SIGINT)
-        )
+        with _signals_blocked({signal.SIGINT}):  # (its processes then ignore it: dask_setup)
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+                preload=[__name__],  # (its dask_setup: the workers ignore SIGINT)
+            )
         client = Client(cluster)
     else:
         is_file = Path(address).is_file()
@@ -276,10 +292,16 @@ def _dask(
     futures: dict[Any, int] = {}
 
     def stop() -> None:
-        with suppress(Exception):
-            if futures and cluster is None:  # (a running cluster: its work is ours to cancel)
-                client.cancel(list(futures), force=True)
-        _close_dask(client, cluster, children)
+        log = logging.getLogger("distributed")
+        level = log.level
+        log.setLevel(logging.CRITICAL)  # (not an error per task it forgets)
+        try:
+            with suppress(Exception):
+                if futures and cluster is None:  # (a running cluster: our work to cancel)
+                    client.cancel(list(futures), force=True)
+            _close_dask(client, cluster, children)
+        finally:
+            log.setLevel(level)
 
     with _registered(stop):
         try:
@@ -303,6 +325,7 @@ def dask_setup(worker: Any) -> None:
     :func:`execute_all` starts: SIGINT ignored there (the parent stops the cluster)."""
     with suppress(ValueError):  # (not the process's main thread: leave it)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (held back at its start)
 
 
 def _close_dask(client: Any, cluster: Any, children: set[BaseProcess]) -> None:

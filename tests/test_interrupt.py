@@ -93,6 +93,7 @@ class Command:
         to end, its exit status, the processes it had that are still alive, and its stderr."""
         pid = self.process.pid
         before = children_of(pid)
+        self.commands = {child: _command_line(child) for child in before}
         self.published = len(folders(self.where / "o"))
         assert self.process.poll() is None, "the command ended before the signal"
         start = time.monotonic()
@@ -104,13 +105,31 @@ class Command:
             status = self.process.wait(timeout=30)
         finally:
             took = time.monotonic() - start
-            left = {child for child in before if alive(child)}
+            left = {child for child in before if alive(child) and not self._tracker(child)}
+            trackers = {child for child in before if self._tracker(child)}
+            deadline = time.monotonic() + 2.0  # (multiprocessing's resource tracker, which a
+            while any(map(alive, trackers)) and time.monotonic() < deadline:  # LocalCluster
+                time.sleep(0.05)  # starts, ends itself once its parent has ended)
+            left |= {child for child in trackers if alive(child)}
             for child in left | ({pid} if self.process.poll() is None else set()):
                 os.kill(child, signal.SIGKILL)
         self.stderr.seek(0)
         text = self.stderr.read()
         self.stderr.close()
         return took, status, left, text
+
+    def _tracker(self, pid: int) -> bool:
+        return "resource_tracker" in self.commands.get(pid, "")
+
+    def described(self, pids: set[int]) -> list[str]:
+        return [self.commands.get(pid, "?") for pid in sorted(pids)]
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")[:200]
+    except OSError:
+        return "?"
 
 
 def folders(out: Path) -> list[Path]:
@@ -243,7 +262,7 @@ def test_a_pool_sweep_stops_within_two_seconds_and_resumes(
     took, status, left, stderr = command.stop(signal.SIGINT, group=group)
     assert took <= STOP_WITHIN
     assert status == 130
-    assert not left, "pool workers left running"
+    assert not left, f"pool workers left running: {command.described(left)}"
     assert stderr.strip() == "sitesim: interrupted"
     assert len(folders(out)) <= command.published + 2, "runs went on after the interrupt"
     assert_nothing_half_written(out)
@@ -256,7 +275,7 @@ def test_sigterm_stops_a_pool_sweep_and_its_workers(tmp_path: Path, uninterrupte
     command.wait_until(lambda: len(folders(out)) >= 2, "2 runs were done")
     took, status, left, _ = command.stop(signal.SIGTERM, group=False)
     assert took <= STOP_WITHIN and status == 143
-    assert not left, "pool workers left running"
+    assert not left, f"pool workers left running: {command.described(left)}"
     assert len(folders(out)) <= command.published + 2, "runs went on after the signal"
     assert_nothing_half_written(out)
     resume_and_compare(tmp_path, uninterrupted, "--serial")
@@ -282,7 +301,7 @@ def test_a_dask_sweep_stops_and_leaves_no_process(tmp_path: Path, uninterrupted:
     took, status, left, stderr = command.stop(signal.SIGINT)
     assert took <= 2 * STOP_WITHIN  # (closing a LocalCluster takes a second)
     assert status == 130
-    assert not left, "Dask processes left running"
+    assert not left, f"Dask processes left running: {command.described(left)}"
     assert len(folders(out)) <= command.published + 2, "runs went on after the interrupt"
     assert stderr.strip() == "sitesim: interrupted"  # (its workers ignore SIGINT)
     assert_nothing_half_written(out)
