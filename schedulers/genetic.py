@@ -138,13 +138,8 @@ class GA(EASY):
         return np.array(seeded + random, dtype=np.int64)
 
     def params(self) -> dict[str, Any]:
-        return {
-            "population": self.population,
-            "generations": self.generations,
-            "mutation": self.mutation,
-            "seed": self.seed,
-            "fitness": self.fitness,
-        }
+        names = ("population", "generations", "mutation", "seed", "fitness")
+        return {name: getattr(self, name) for name in names}
 
     def stats(self) -> dict[str, Any]:
         return {"passes_evolved": self.evolved}

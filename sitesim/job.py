@@ -145,11 +145,7 @@ class Job:
         """RUNNING -> COMPLETED, or KILLED if its run was cut at its estimate."""
         if self.state is not _RUNNING:
             self._refuse(now, JobState.RUNNING, "ended")
-        if (
-            self.size != self._size
-            or self.estimate != self._estimate
-            or self.runtime != self._runtime
-        ):
+        if self.size != self._size or self.estimate != self._estimate:  # (what the machine read)
             self._changed(now)
         self.end = now
         self.state = _KILLED if self._duration < self.runtime else _COMPLETED

@@ -355,14 +355,8 @@ def _sessions(sel: np.ndarray, table: np.ndarray) -> dict[str, Any]:
 
 #: Columns of the per-user table (:func:`per_user`).
 USER_DTYPE = np.dtype(
-    [
-        ("user", np.int64),
-        ("jobs", np.int64),
-        ("sessions", np.int64),
-        ("batches", np.int64),
-        ("response_mean_min", np.float64),
-        ("slowdown_mean", np.float64),
-    ]
+    [(name, np.int64) for name in ("user", "jobs", "sessions", "batches")]
+    + [(name, np.float64) for name in ("response_mean_min", "slowdown_mean")]
 )
 
 

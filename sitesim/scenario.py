@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from sitesim.commands.arguments import (
     add_executor_options,
+    add_force_option,
     check_out,
     positive_int,
     progress_report,
@@ -47,6 +48,7 @@ def parser(
     )
     p.add_argument("--quick", action="store_true", help="a short version (for the tests)")
     p.add_argument("--out", type=Path, metavar="DIR", help="write JSON, CSV and figures here")
+    add_force_option(p)
     p.add_argument("--seed", type=seed_number, default=1, help="the first seed (default 1)")
     add_executor_options(p)
     if replications is not None:

@@ -42,4 +42,4 @@ class FairEASY(EASY):
 def population(uid: int, profile: WorkloadProfile, procs: int, seed: int) -> User:
     """User ``uid`` of a mixed population: every third a complete user, the others static."""
     kind = "complete" if uid % 3 == 0 else "static"
-    return UserModel(kind=kind).users(uid, profile, procs, seed)[-1]
+    return UserModel(kind=kind).user(uid, profile, procs, seed)

@@ -87,7 +87,7 @@ def test_errors_are_one_line_with_status_2(trace, tmp_path, capsys):
     code, msg = error_of(capsys, ["replay", str(bad)])
     assert code == 2 and msg.endswith("bad.swf:2: field 5 (procs): 'x' is not a number")
     code, msg = error_of(capsys, ["replay", str(trace), "-s", "NOPE"])
-    assert code == 2 and "unknown scheduler NOPE; choose from FCFS, EASY" in msg
+    assert code == 2 and "unknown scheduler 'NOPE'; choose one of FCFS, EASY" in msg
     code, msg = error_of(capsys, ["replay", str(trace), "--load", "-1"])
     assert code == 2 and "--load: must be in (0, 4], got -1" in msg
     code, msg = error_of(capsys, ["replay", str(trace), "--alpha", "10"])

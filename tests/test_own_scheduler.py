@@ -154,3 +154,14 @@ def test_rerun_imports_a_module_only_when_allowed_and_says_which(tmp_path, capsy
     printed = capsys.readouterr()
     assert f"importing module tests.fairshare for the scheduler {FAIR}" in printed.err
     assert "same summary as" in printed.out
+
+
+def test_the_command_line_takes_a_scheduler_by_its_import_path(tmp_path, capsys):
+    out = tmp_path / "o"
+    argv = ["run", "--users", "3", "--days", "7", "--warmup", "1", "-s", f"EASY,{FAIR}"]
+    assert main([*argv, "--param", "half_life=12", "--out", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "FAIREASY half_life=12" in table
+    (results,) = out.glob("*FairEASY*/results.json")
+    config = json.loads(results.read_text())["config"]
+    assert (config["scheduler"], config["scheduler_params"]) == (FAIR, {"half_life": 12.0})

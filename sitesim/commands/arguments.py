@@ -13,7 +13,7 @@ from sitesim.errors import ConfigError
 from sitesim.executors import available_cores
 from sitesim.models.utility import DECAYS
 from sitesim.output import check_output_folder, clear_output_folder
-from sitesim.schedulers import REGISTRY, parameters
+from sitesim.schedulers import REGISTRY, canonical_name, parameters
 
 
 def number(
@@ -87,19 +87,18 @@ def add_utility_shape_options(parser: argparse.ArgumentParser, context: str = ""
 
 
 def scheduler_names(text: str) -> list[str]:
-    """Comma-separated scheduler names, checked against the registry."""
-    names = [name.strip().upper() for name in text.split(",")]
+    """Comma-separated scheduler names: registered ones (any case) or import paths of
+    schedulers of one's own (``mypkg.sched:FairEASY``), each checked."""
+    names = [name.strip() for name in text.split(",")]
     if not all(names):
         raise argparse.ArgumentTypeError(
             f"empty scheduler name in {text!r}; give names separated by single commas, "
             "e.g. FCFS,EASY"
         )
-    unknown = [name for name in names if name not in REGISTRY]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown scheduler {', '.join(unknown)}; choose from {', '.join(REGISTRY)}"
-        )
-    return names
+    try:
+        return [canonical_name(name) for name in names]
+    except ConfigError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def scheduler_settings(names: list[str], params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -160,7 +159,8 @@ def add_scheduler_options(parser: argparse.ArgumentParser) -> None:
         type=scheduler_names,
         default=["EASY"],
         metavar="NAME[,NAME...]",
-        help=f"scheduler(s), comma-separated: {', '.join(REGISTRY)} (default EASY)",
+        help=f"scheduler(s), comma-separated: {', '.join(REGISTRY)}, or your own by its import "
+        "path, module:Class (default EASY)",
     )
     parser.add_argument(
         "--alpha",

@@ -11,7 +11,7 @@ from typing import Any
 
 from sitesim import __version__
 from sitesim.commands import COMMANDS
-from sitesim.commands.arguments import check_out
+from sitesim.commands.arguments import add_force_option, check_out
 from sitesim.config import ReplayConfig, RunConfig
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.import_paths import is_import_path, module_of
@@ -55,6 +55,7 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("results", type=Path, metavar="RESULTS", help="a run's results.json")
     p.add_argument("--out", type=Path, metavar="DIR", help="write the run's outputs here")
+    add_force_option(p)
     p.add_argument(
         "--allow-import",
         action="store_true",

@@ -76,7 +76,7 @@ def test_a_changed_profile_is_refused(tmp_path, capsys):
 
 def test_a_custom_run_cannot_be_rerun(tmp_path, capsys):
     def factory(uid, profile, procs, seed):  # type: ignore[no-untyped-def]
-        return sitesim.UserModel(kind="static").users(uid, profile, procs, seed)[-1]
+        return sitesim.UserModel(kind="static").user(uid, profile, procs, seed)
 
     result = sitesim.simulate(2, "EASY", model=factory, days=2, warmup_days=0)
     assert result.config is None

@@ -322,3 +322,16 @@ def test_a_trace_without_job_lines_says_so_not_give_procs(tmp_path, capsys, head
 def test_git_ignores_the_runs_folder_of_the_readme_examples():
     assert "runs/" in (ROOT / ".gitignore").read_text().split()
     assert "--out runs/" in (ROOT / "README.md").read_text()
+
+
+def test_rerun_refuses_a_folder_in_use_unless_forced(tmp_path, capsys):
+    first = tmp_path / "first"
+    trace = str(swf(tmp_path, ["0 5 100 2 1", "300 5 100 2 1"]))
+    assert main(["replay", trace, "-s", "FCFS", "--out", str(first)]) == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "runs.csv").write_text("scheduler\nLJF\n")  # an earlier run's
+    argv = ["rerun", str(first / "results.json"), "--out", str(out)]
+    assert "not empty (holds runs.csv)" in error(capsys, argv)
+    assert main([*argv, "--force"]) == 0
+    assert not (out / "runs.csv").exists()
