@@ -324,8 +324,8 @@ def _die_on_three(n: int) -> int:
 def test_a_pool_closed_early_ends_its_workers_at_once() -> None:
     from sitesim.executors import execute_all
 
-    done = execute_all(_slow_square, range(1, 40), "process", workers=2)
-    assert next(done)[1] in {n * n for n in range(1, 40)}
+    done = execute_all(_slow_square, range(40), "process", workers=2)
+    assert next(done)[1] in {n * n for n in range(1, 40)}  # (item 0 still running)
     workers = children_of(os.getpid())
     assert workers
     start = time.monotonic()
