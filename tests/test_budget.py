@@ -130,3 +130,11 @@ def test_the_reference_page_states_the_measured_numbers():
     page = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "run.md").read_text()
     assert "SITESIM_MEMORY_LIMIT" in page
     assert "4.5" in page and "1.3 KB" in page
+
+
+def test_a_refused_run_leaves_the_out_folder_as_it_was(tmp_path, capsys):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "runs.csv").write_text("users\n3\n")
+    refused(["run", "--users", "3", "--days", "1e9", "--out", str(out), "--force"], capsys)
+    assert (out / "runs.csv").read_text() == "users\n3\n"

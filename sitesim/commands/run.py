@@ -260,8 +260,8 @@ def run(args: argparse.Namespace) -> int:
         for count in range(low, high + 1, args.step)
         for settings in scheduler_options(args)
     ]
-    check_out(args)
     check_site_run(max(configs, key=lambda c: c.users), write=args.out is not None)
+    check_out(args)  # (with --force, the folder is emptied now: after every check)
     results = _run_all(configs, args.out, args.utility)
     print(table(RUN_COLUMNS, [run_row(r) for r in results]))
     if args.utility:
