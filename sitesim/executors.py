@@ -130,7 +130,7 @@ def _pool(
     pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, initializer=_start_worker)
     processes: dict[int, BaseProcess] = {}  # every worker the pool started
 
-    def stop() -> None:
+    def stop() -> None:  # (the pool's own processes: Python 3.14 adds terminate_workers())
         processes.update(getattr(pool, "_processes", None) or {})
         pool.shutdown(wait=False, cancel_futures=True)
         _end(list(processes.values()))
