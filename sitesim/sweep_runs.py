@@ -28,7 +28,7 @@ from sitesim.config import ReplayConfig, RunConfig, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.executors import Executor, execute_all
 from sitesim.metrics import Summary
-from sitesim.output import atomic_write, to_json
+from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.profile import read_profile
 from sitesim.report import RESULTS_NAME, results_document, write_outputs
 from sitesim.schedulers import Scheduler, registered
@@ -116,7 +116,9 @@ def execute(task: Task) -> Outcome:
                 )
             else:
                 document = {**results_document(result), "files": {}, "sweep": sweep}
-                atomic_write(Path(task.folder) / RESULTS_NAME, to_json(document))
+                # (staged, as write_outputs: a run stopped while writing leaves no empty folder)
+                with staged_folder(task.folder, last=RESULTS_NAME) as staging:
+                    atomic_write(staging / RESULTS_NAME, to_json(document))
         return Outcome(task.name, row=row)
     except Exception:  # the traceback goes into the run's folder and the report
         return Outcome(task.name, error=traceback.format_exc())

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.augment import GENERATORS
+from sitesim.budget import check_replay
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_activity_options,
@@ -180,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"{option} applies to --feedback only (how it infers dependencies)")
     check_out(args, clear=False)
     trace = read_swf(args.trace)
+    check_replay(len(trace), write=args.out is not None)
     base = ReplayConfig(
         trace=str(args.trace),
         trace_sha256=trace.sha256,

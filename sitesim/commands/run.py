@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
+from sitesim.budget import check_site_run
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import (
     add_force_option,
@@ -29,6 +31,7 @@ from sitesim.models.workpool import EstimateModel
 from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
 from sitesim.report import (
+    RESULTS_NAME,
     RUN_COLUMNS,
     RUNS_NAME,
     UTILITY_COLUMNS,
@@ -257,30 +260,62 @@ def run(args: argparse.Namespace) -> int:
         for count in range(low, high + 1, args.step)
         for settings in scheduler_options(args)
     ]
-    check_out(args)
-    results: list[SiteResult] = []
-    for config in configs:
-        label = f"run {len(results) + 1}/{len(configs)}: {config.users} users, {config.scheduler}"
-        with ProgressBar(label) as bar:
-            results.append(run_config(config, progress=bar))
-    if args.utility:  # competitive ratios against EASY with the same users
-        easy = {c.users: r for c, r in zip(configs, results, strict=True) if r.label == "EASY"}
-        for config in configs:
-            if config.users not in easy:
-                easy[config.users] = run_config(config.replace(scheduler="EASY"))
-        pairs = zip(configs, results, strict=True)
-        results = [with_competitive_ratio(r, easy[c.users]) for c, r in pairs]
-    for config, result in zip(configs, results, strict=True):
-        if args.out is not None:
-            write_outputs(
-                args.out / f"users-{config.users:04d}-{config.scheduler}", result, users=True
-            )
+    check_site_run(max(configs, key=lambda c: c.users), write=args.out is not None)
+    check_out(args)  # (with --force, the folder is emptied now: after every check)
+    results = _run_all(configs, args.out, args.utility)
     print(table(RUN_COLUMNS, [run_row(r) for r in results]))
     if args.utility:
         pairs = zip(configs, results, strict=True)
         print(table(("Users", *UTILITY_COLUMNS), [[c.users, *utility_row(r)] for c, r in pairs]))
-    flat = [flat_row(r) for r in results]
     if args.out is not None:
-        atomic_write(args.out / RUNS_NAME, csv_text(flat))
         print(f"outputs written to {args.out}")
     return 0
+
+
+def _run_all(configs: list[SiteConfig], out: Path | None, utility: bool) -> list[SiteResult]:
+    """Run every configuration; with ``out``, publish each run's folder as it finishes and
+    rewrite runs.csv with the runs published so far, so an interrupt keeps them. With
+    ``utility``, EASY with the same users runs first (run for this alone if not asked for),
+    so each run has its competitive ratio when it is published."""
+    done: dict[int, SiteResult] = {}
+    order = sorted(range(len(configs)), key=lambda k: configs[k].users)  # (stable)
+    if utility:  # EASY first among the runs with the same users
+        order.sort(key=lambda k: (configs[k].users, configs[k].scheduler != "EASY"))
+    easy: dict[int, SiteResult] = {}
+    try:
+        for k in order:
+            config = configs[k]
+            label = f"run {len(done) + 1}/{len(configs)}: {config.users} users, {config.scheduler}"
+            with ProgressBar(label) as bar:
+                result = run_config(config, progress=bar)
+            if utility:
+                if config.users not in easy:
+                    reference = config.replace(scheduler="EASY", scheduler_params={})
+                    easy[config.users] = result if config == reference else run_config(reference)
+                result = with_competitive_ratio(result, easy[config.users])
+            done[k] = result
+            if out is not None:
+                write_outputs(_folder(out, config), result, users=True)
+                _write_runs(out, configs, done)
+    except KeyboardInterrupt:
+        if out is not None and done:  # (the signal may have come between folder and list)
+            kept = _write_runs(out, configs, done)
+            print(
+                f"sitesim: {kept} of {len(configs)} runs finished, written to {out} "
+                f"({RUNS_NAME} lists them)",
+                file=sys.stderr,
+            )
+        raise
+    return [done[k] for k in range(len(configs))]
+
+
+def _folder(out: Path, config: SiteConfig) -> Path:
+    return out / f"users-{config.users:04d}-{config.scheduler}"
+
+
+def _write_runs(out: Path, configs: list[SiteConfig], done: dict[int, SiteResult]) -> int:
+    """Write runs.csv (atomically) with the finished runs whose folder is published; return
+    how many."""
+    published = [k for k in sorted(done) if (_folder(out, configs[k]) / RESULTS_NAME).exists()]
+    atomic_write(out / RUNS_NAME, csv_text([flat_row(done[k]) for k in published]))
+    return len(published)

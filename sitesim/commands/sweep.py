@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from sitesim.budget import check_plan, check_sweep
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import add_executor_options, progress_report
 from sitesim.errors import ConfigError
+from sitesim.executors import available_cores
 from sitesim.output import check_output_folder
 from sitesim.progress import ProgressBar
 from sitesim.report import RUNS_NAME, table
@@ -79,6 +82,7 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     plan = SweepPlan.load(args.sweep_file)
+    check_plan(math.prod(len(levels) for levels in plan.factors.values()) * len(plan.seeds))
     runs = plan.runs()
     if args.dry_run:
         for planned in runs:
@@ -89,6 +93,11 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         raise ConfigError(f"{args.sweep_file}: name an output folder with --out (or out = ...)")
     check_output_folder(out)
+    local = args.executor == "process" or args.dask in (None, "local")  # (workers here)
+    workers = 1 if args.executor == "serial" else (args.workers or available_cores())
+    if local:
+        named = [(planned.name, planned.config) for planned in runs]
+        check_sweep(named, workers=workers, write=not args.results_only)
     with ProgressBar("sweep") as bar:
         result = sweep(
             plan,

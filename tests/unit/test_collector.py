@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from sitesim import collector
-from sitesim.collector import YOUNG_THRESHOLD, fewer_collections
+from sitesim.collector import OLD_THRESHOLD, YOUNG_THRESHOLD, fewer_collections
 from sitesim.job import Job
 from sitesim.schedulers import create
 from sitesim.site import Site
@@ -23,7 +23,7 @@ def _restore_gc() -> Iterator[None]:
     gc.unfreeze()
 
 
-def test_run_raises_the_young_threshold_and_freezes_then_restores() -> None:
+def test_run_raises_the_young_threshold_stops_full_scans_and_freezes_then_restores() -> None:
     gc.set_threshold(700, 10, 10)
     seen = []
 
@@ -36,7 +36,7 @@ def test_run_raises_the_young_threshold_and_freezes_then_restores() -> None:
     site = Site(4, create("FCFS"))
     site.add_user(Watcher())
     site.run()
-    assert seen == [((YOUNG_THRESHOLD, 10, 10), True)]
+    assert seen == [((YOUNG_THRESHOLD, 10, OLD_THRESHOLD), True)]
     assert gc.get_threshold() == (700, 10, 10)
     assert gc.get_freeze_count() == 0
 
@@ -55,7 +55,7 @@ def test_a_programs_own_settings_are_kept() -> None:
     gc.freeze()  # the program's own freeze: neither redone nor undone
     frozen = gc.get_freeze_count()
     with fewer_collections():
-        assert gc.get_threshold() == (50_000, 5, 5)
+        assert gc.get_threshold() == (50_000, 5, OLD_THRESHOLD)
     assert gc.get_freeze_count() == frozen
     gc.set_threshold(0)  # automatic collection off: stays off
     with fewer_collections():

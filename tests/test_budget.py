@@ -1,0 +1,140 @@
+"""Runs that cannot fit in memory are refused before anything runs, with the setting that
+would fit; those that need much of it are warned of (sitesim.budget)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from sitesim import budget
+from sitesim.budget import (
+    SITE_JOB_BYTES,
+    USER_BYTES,
+    Estimate,
+    parse_size,
+    site_estimate,
+)
+from sitesim.cli import main
+from sitesim.config import SiteConfig
+from sitesim.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def _limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """16 GB, whatever the machine has."""
+    monkeypatch.setenv(budget.LIMIT_VARIABLE, "16G")
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    start = time.monotonic()
+    assert main(argv) == 2
+    assert time.monotonic() - start < 5  # (nothing ran)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err  # one line
+    return err
+
+
+def test_a_horizon_of_a_billion_days_is_refused_with_the_longest_that_fits(capsys):
+    err = refused(["run", "--users", "3", "--days", "1e9"], capsys)
+    assert "a run of 3 complete users for 1e+09 days would submit about 1.4e+10 jobs" in err
+    assert "more than the 16 GB available: give --days <= 970,000 with 3 users" in err
+    assert "SITESIM_MEMORY_LIMIT" in err
+
+
+def test_a_billion_users_are_refused_naming_users(capsys):
+    err = refused(["run", "--users", "1000000000", "--days", "8"], capsys)
+    assert "give --users <= " in err
+
+
+def test_the_synthetic_workload_on_a_huge_machine_is_refused_naming_procs(capsys):
+    err = refused(["run", "--model", "synthetic", "--procs", "1000000000", "--days", "30"], capsys)
+    assert "give --procs <= " in err
+
+
+def test_the_estimate_holds_for_a_run_of_the_shipped_profile():
+    config = SiteConfig(users=250, days=182, procs=4096)
+    estimate = site_estimate(config)
+    assert 0.8 < estimate.jobs / 199_354 < 1.2  # (measured: 199,354 jobs)
+    users = 250 * USER_BYTES["complete"]
+    assert estimate.memory == budget.BASE_BYTES + users + estimate.jobs * SITE_JOB_BYTES
+
+
+def test_a_run_needing_more_than_half_the_limit_is_warned_of(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv(budget.LIMIT_VARIABLE, "150M")  # 2 users, 70 days: about 96 MB
+    assert main(["run", "--users", "2", "--days", "70", "--warmup", "1"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "sitesim: warning: a run of 2 complete users for 70 days will submit about 630 jobs" in err
+    )
+    assert "64 % of the 150 MB available" in err
+
+
+def test_no_limit_with_zero(monkeypatch):
+    monkeypatch.setenv(budget.LIMIT_VARIABLE, "0")
+    assert budget.memory_limit() is None
+    budget.check_site_run(SiteConfig(users=3, days=1e9))  # (not refused)
+
+
+@pytest.mark.parametrize(("text", "size"), [("64G", 64 * 2**30), ("512M", 512 * 2**20),
+                                            ("1.5T", 1.5 * 2**40), ("2000", 2000.0)])  # fmt: skip
+def test_sizes(text, size):
+    assert parse_size(text) == size
+
+
+def test_a_bad_limit_is_one_clear_error(monkeypatch):
+    monkeypatch.setenv(budget.LIMIT_VARIABLE, "lots")
+    with pytest.raises(ConfigError, match="SITESIM_MEMORY_LIMIT must be a size such as 64G"):
+        budget.memory_limit()
+
+
+def test_a_sweep_of_a_million_runs_is_refused_before_it_is_planned(tmp_path, capsys):
+    sweep = tmp_path / "s.toml"
+    levels = list(range(1, 101))
+    sweep.write_text(f"seeds = 1000\n[factors]\nusers = {levels}\nprocs = {levels}\n")
+    err = refused(["sweep", str(sweep), "--out", str(tmp_path / "o")], capsys)
+    assert "the sweep plans 1e+07 runs (factor levels x seeds)" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_sweep_whose_runs_do_not_fit_at_once_names_workers(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(budget.LIMIT_VARIABLE, "8G")  # each run about 5.0 GB
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('[base]\nusers = 3\ndays = 3e5\n[factors]\nscheduler = ["FCFS", "EASY"]\n')
+    err = refused(["sweep", str(sweep), "--out", str(tmp_path / "o"), "--workers", "2",
+                   "--results-only"], capsys)  # fmt: skip
+    assert "the sweep (2 runs, 2 at once, the largest scheduler=FCFS,seed=1)" in err
+    assert "give --workers <= 1" in err
+    monkeypatch.setenv(budget.LIMIT_VARIABLE, "4G")
+    err = refused(["sweep", str(sweep), "--out", str(tmp_path / "o"), "--serial"], capsys)
+    assert "run scheduler=FCFS,seed=1 would submit about 4,050,000 jobs" in err
+
+
+def test_a_replay_that_cannot_fit_is_refused_naming_an_excerpt(tmp_path, capsys, monkeypatch):
+    trace = tmp_path / "t.swf"
+    trace.write_text("".join(f"{k} {k} 0 10 1 -1 -1 1 20 -1 1 1 1 -1 1 -1 -1 -1\n"
+                             for k in range(1, 2001)))  # fmt: skip
+    monkeypatch.setenv(budget.LIMIT_VARIABLE, "96M")  # (the interpreter alone: 95 MB)
+    err = refused(["replay", str(trace), "--procs", "4"], capsys)
+    assert "the replay would submit about 2,000 jobs" in err
+    assert "give --jobs START:STOP (an excerpt of the trace)" in err
+
+
+def test_an_estimate_reads_as_jobs_and_memory():
+    assert str(Estimate(1.4e10, 17.6 * 2**40)) == "submit about 1.4e+10 jobs and need about 18 TB"
+    assert str(Estimate(204_750, 368 * 2**20)) == "submit about 204,750 jobs and need about 368 MB"
+
+
+def test_the_reference_page_states_the_measured_numbers():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "run.md").read_text()
+    assert "SITESIM_MEMORY_LIMIT" in page
+    assert "4.5" in page and "1.3 KB" in page
+
+
+def test_a_refused_run_leaves_the_out_folder_as_it_was(tmp_path, capsys):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "runs.csv").write_text("users\n3\n")
+    refused(["run", "--users", "3", "--days", "1e9", "--out", str(out), "--force"], capsys)
+    assert (out / "runs.csv").read_text() == "users\n3\n"

@@ -1,0 +1,376 @@
+"""Ctrl-C and SIGTERM: every long command stops within two seconds, leaves no process behind
+and nothing half-written, and keeps what it finished; an interrupted sweep resumes to the
+numbers of an uninterrupted one.
+
+The commands run as programs (``python -m sitesim.cli``) in their own session, and a signal
+goes to the whole session as a terminal's Ctrl-C does (or to the command alone, as ``kill``).
+Moments are chosen by what the command has done (CPU time spent, run folders published), not by
+the clock, so that a loaded machine changes nothing but the time the tests take.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+
+#: How long a command may take to end after the signal.
+STOP_WITHIN = 2.0
+#: Small runs: 24 of about 0.2 s each, to interrupt while runs are in progress.
+SWEEP = """\
+seeds = 6
+[base]
+days = 91
+[factors]
+scheduler = ["EASY", "FCFS"]
+users = [10, 20]
+"""
+
+
+def children_of(pid: int) -> set[int]:
+    """Every live descendant of process ``pid``."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Command:
+    """A ``sitesim`` command run as a program in its own session."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.where = cwd
+        self.published = 0  # (run folders in ./o when the signal was sent)
+        self.stderr = open(cwd / "stderr.txt", "w+")  # noqa: SIM115 (closed in stop())
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "sitesim.cli", *args],
+            cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=self.stderr,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
+
+    def wait_until(self, ready: Callable[[], bool], what: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert self.process.poll() is None, f"the command ended before {what}"
+            assert time.monotonic() < deadline, f"never {what}"
+            time.sleep(0.02)
+
+    def stop(self, sig: int, *, group: bool = True) -> tuple[float, int, set[int], str]:
+        """Send ``sig`` (to the session, or to the command alone); return the seconds it took
+        to end, its exit status, the processes it had that are still alive, and its stderr."""
+        pid = self.process.pid
+        before = children_of(pid)
+        self.commands = {child: _command_line(child) for child in before}
+        self.published = len(folders(self.where / "o"))
+        assert self.process.poll() is None, "the command ended before the signal"
+        start = time.monotonic()
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+        try:
+            status = self.process.wait(timeout=30)
+        finally:
+            took = time.monotonic() - start
+            left = {child for child in before if alive(child) and not self._tracker(child)}
+            trackers = {child for child in before if self._tracker(child)}
+            deadline = time.monotonic() + 2.0  # (multiprocessing's resource tracker, which a
+            while any(map(alive, trackers)) and time.monotonic() < deadline:  # LocalCluster
+                time.sleep(0.05)  # starts, ends itself once its parent has ended)
+            left |= {child for child in trackers if alive(child)}
+            for child in left | ({pid} if self.process.poll() is None else set()):
+                os.kill(child, signal.SIGKILL)
+        self.stderr.seek(0)
+        text = self.stderr.read()
+        self.stderr.close()
+        return took, status, left, text
+
+    def _tracker(self, pid: int) -> bool:
+        return "resource_tracker" in self.commands.get(pid, "")
+
+    def described(self, pids: set[int]) -> list[str]:
+        return [self.commands.get(pid, "?") for pid in sorted(pids)]
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")[:200]
+    except OSError:
+        return "?"
+
+
+def folders(out: Path) -> list[Path]:
+    """The run folders published (staging folders, ``.NAME.xxxx.tmp``, left out)."""
+    if not out.exists():
+        return []
+    return sorted(p for p in out.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def assert_nothing_half_written(out: Path) -> None:
+    """Every run folder complete (its results.json, written last, present); no staging
+    folder or temporary file left."""
+    stray = [p.name for p in out.rglob(".*")]
+    assert not stray, f"left behind: {stray}"
+    for folder in folders(out):
+        assert (folder / "results.json").exists(), f"{folder.name} is half-written"
+
+
+def rows_of(path: Path) -> list[dict[str, str]]:
+    return [
+        {k: v for k, v in row.items() if k != "wall_s"}
+        for row in csv.DictReader(io.StringIO(path.read_text()))
+    ]
+
+
+# -- a long run -------------------------------------------------------------------------------
+@pytest.mark.parametrize("cpu", [0.8, 1.6, 3.0])
+def test_a_long_run_stops_within_two_seconds(tmp_path: Path, cpu: float) -> None:
+    # 3 users for 100,000 days: about 1.3 million jobs, minutes of simulation
+    command = Command(
+        ["run", "--users", "3", "--days", "1e5", "--out", "out"],
+        tmp_path,
+        env={"SITESIM_MEMORY_LIMIT": "0"},  # (stopped long before it grows)
+    )
+    pid = command.process.pid
+    command.wait_until(lambda: cpu_seconds(pid) >= cpu, f"{cpu} s of CPU")
+    took, status, left, stderr = command.stop(signal.SIGINT)
+    assert took <= STOP_WITHIN
+    assert status == 130
+    assert stderr.strip() == "sitesim: interrupted"  # (no traceback)
+    assert not left
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_an_interrupted_program_ends_without_freeing_its_run(tmp_path: Path) -> None:
+    """Freeing a run's objects one by one at the interpreter's exit took 1.5 s at 700 MB
+    (about 2 s per GB, more than the run needed to stop): the program ends before it."""
+    script = (
+        "import atexit, sys; from sitesim.cli import main; "
+        "atexit.register(lambda: print('torn down', file=sys.stderr)); sys.exit(main())"
+    )
+    stderr = open(tmp_path / "stderr.txt", "w+")  # noqa: SIM115
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, "run", "--users", "3", "--days", "1e5"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr,
+        env={**os.environ, "SITESIM_MEMORY_LIMIT": "0"},
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while cpu_seconds(process.pid) < 1.0:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == 130
+    stderr.seek(0)
+    assert stderr.read() == "sitesim: interrupted\n"  # (not "torn down")
+    stderr.close()
+
+
+def test_a_range_of_runs_keeps_the_runs_it_finished(tmp_path: Path) -> None:
+    command = Command(
+        ["run", "--users", "4-40", "--step", "4", "--days", "300", "-s", "FCFS", "--out", "o"],
+        tmp_path,
+    )
+    out = tmp_path / "o"
+    command.wait_until(lambda: len(folders(out)) >= 2, "two runs were published")
+    took, status, left, stderr = command.stop(signal.SIGINT)
+    assert took <= STOP_WITHIN and status == 130 and not left
+    done = folders(out)
+    assert 2 <= len(done) < 10
+    assert_nothing_half_written(out)
+    listed = [int(row["users"]) for row in rows_of(out / "runs.csv")]
+    assert [f"users-{n:04d}-FCFS" for n in listed] == [f.name for f in done]
+    assert f"{len(done)} of 10 runs finished, written to o" in stderr
+
+
+# -- sweeps -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sweep run to its end on the pool, once."""
+    where = tmp_path_factory.mktemp("whole")
+    (where / "s.toml").write_text(SWEEP)
+    done = subprocess.run(
+        [sys.executable, "-m", "sitesim.cli", "sweep", "s.toml", "--out", "o", "--workers", "2",
+         "--results-only"],
+        cwd=where, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return where / "o"
+
+
+def sweep_command(where: Path, *options: str) -> Command:
+    (where / "s.toml").write_text(SWEEP)
+    return Command(["sweep", "s.toml", "--out", "o", "--results-only", *options], where)
+
+
+def resume_and_compare(where: Path, uninterrupted: Path, *options: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sitesim.cli", "sweep", "s.toml", "--out", "o", "--results-only",
+         *options],
+        cwd=where, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "24 of 24 runs complete" in done.stdout
+    for name in ("runs.csv", "summary.csv"):
+        assert rows_of(where / "o" / name) == rows_of(uninterrupted / name), name
+
+
+@pytest.mark.parametrize(
+    ("published", "group"),
+    [(0, True), (3, True), (9, True), (5, False)],
+    ids=["while-starting-runs", "after-3-runs", "after-9-runs", "parent-only-after-5"],
+)
+def test_a_pool_sweep_stops_within_two_seconds_and_resumes(
+    tmp_path: Path, uninterrupted: Path, published: int, group: bool
+) -> None:
+    command = sweep_command(tmp_path, "--workers", "2")
+    out, pid = tmp_path / "o", command.process.pid
+    command.wait_until(lambda: len(children_of(pid)) >= 2, "the pool started")
+    command.wait_until(lambda: len(folders(out)) >= published, f"{published} runs were done")
+    took, status, left, stderr = command.stop(signal.SIGINT, group=group)
+    assert took <= STOP_WITHIN
+    assert status == 130
+    assert not left, f"pool workers left running: {command.described(left)}"
+    assert stderr.strip() == "sitesim: interrupted"
+    assert len(folders(out)) <= command.published + 2, "runs went on after the interrupt"
+    assert_nothing_half_written(out)
+    resume_and_compare(tmp_path, uninterrupted, "--workers", "2")
+
+
+def test_sigterm_stops_a_pool_sweep_and_its_workers(tmp_path: Path, uninterrupted: Path) -> None:
+    command = sweep_command(tmp_path, "--workers", "2")
+    out = tmp_path / "o"
+    command.wait_until(lambda: len(folders(out)) >= 2, "2 runs were done")
+    took, status, left, _ = command.stop(signal.SIGTERM, group=False)
+    assert took <= STOP_WITHIN and status == 143
+    assert not left, f"pool workers left running: {command.described(left)}"
+    assert len(folders(out)) <= command.published + 2, "runs went on after the signal"
+    assert_nothing_half_written(out)
+    resume_and_compare(tmp_path, uninterrupted, "--serial")
+
+
+def test_a_serial_sweep_stops_within_two_seconds(tmp_path: Path, uninterrupted: Path) -> None:
+    command = sweep_command(tmp_path, "--serial")
+    out = tmp_path / "o"
+    command.wait_until(lambda: len(folders(out)) >= 2, "2 runs were done")
+    took, status, left, _ = command.stop(signal.SIGINT)
+    assert took <= STOP_WITHIN and status == 130 and not left
+    assert len(folders(out)) <= command.published + 1
+    assert_nothing_half_written(out)
+    resume_and_compare(tmp_path, uninterrupted, "--serial")
+
+
+@pytest.mark.slow
+def test_a_dask_sweep_stops_and_leaves_no_process(tmp_path: Path, uninterrupted: Path) -> None:
+    pytest.importorskip("dask.distributed")
+    command = sweep_command(tmp_path, "--dask", "local", "--workers", "2")
+    out = tmp_path / "o"
+    command.wait_until(lambda: len(folders(out)) >= 2, "2 runs were done")
+    took, status, left, stderr = command.stop(signal.SIGINT)
+    assert took <= 2 * STOP_WITHIN  # (closing a LocalCluster takes a second)
+    assert status == 130
+    assert not left, f"Dask processes left running: {command.described(left)}"
+    assert len(folders(out)) <= command.published + 2, "runs went on after the interrupt"
+    assert stderr.strip() == "sitesim: interrupted"  # (its workers ignore SIGINT)
+    assert_nothing_half_written(out)
+    resume_and_compare(tmp_path, uninterrupted, "--workers", "2")
+
+
+# -- in this process: the pieces ----------------------------------------------------------------
+def _slow_square(n: int) -> int:
+    time.sleep(0.05 if n else 30)  # (item 0 would keep its worker busy for long)
+    return n * n
+
+
+def _die_on_three(n: int) -> int:
+    if n == 3:
+        os._exit(1)
+    time.sleep(0.02)
+    return n
+
+
+def test_a_pool_closed_early_ends_its_workers_at_once() -> None:
+    from sitesim.executors import execute_all
+
+    done = execute_all(_slow_square, range(40), "process", workers=2)
+    assert next(done)[1] in {n * n for n in range(1, 40)}  # (item 0 still running)
+    workers = children_of(os.getpid())
+    assert workers
+    start = time.monotonic()
+    done.close()  # (as an interrupt in the loop over it does)
+    assert time.monotonic() - start <= STOP_WITHIN
+    assert not {pid for pid in workers if alive(pid)}
+
+
+def test_a_pool_worker_that_dies_loses_items_and_nothing_hangs() -> None:
+    from sitesim.executors import execute_all
+
+    seen = {k: (result, lost) for k, result, lost in execute_all(
+        _die_on_three, range(8), "process", workers=2)}  # fmt: skip
+    assert sorted(seen) == list(range(8))  # every item answered
+    assert seen[3][0] is None and "the worker process died" in str(seen[3][1])
+    assert all(result == k for k, (result, lost) in seen.items() if lost is None)
+
+
+def test_an_interrupted_run_spares_the_full_scan_when_the_program_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Restoring the collector after a run starts a full scan of every object the run made
+    (seconds per gigabyte); a program that ends once interrupted (the CLI) skips it."""
+    import gc
+
+    from sitesim import collector
+
+    thresholds = gc.get_threshold()
+    monkeypatch.setattr(collector, "exit_on_interrupt", True, raising=False)
+    scans: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            scans.append(1)
+
+    kept = []
+    try:
+        with pytest.raises(KeyboardInterrupt), collector.fewer_collections():
+            kept.extend([n] for n in range(1_500_000))  # (a run's objects: 15 young scans)
+            gc.callbacks.append(watch)
+            raise KeyboardInterrupt
+        kept.extend([n] for n in range(20_000))  # (the way out allocates too)
+        assert not scans
+    finally:
+        gc.callbacks.remove(watch)
+        collector._saved = None
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
