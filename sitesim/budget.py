@@ -128,9 +128,12 @@ def available_memory() -> float | None:
         return None
 
 
-def check_memory(need: Estimate, what: str, fits: str, *, limit: float | None = None) -> None:
+def check_memory(
+    need: Estimate, what: str, fits: str, *, limit: float | None = None, warn: bool = True
+) -> None:
     """Refuse a run (or runs at once) that will not fit in memory; warn of one that needs more
-    than half of it.
+    than half of it (on stderr, for the command line; ``warn=False`` for the library, which
+    never prints).
 
     Args:
         need: the estimate (for runs at once, their sum).
@@ -149,7 +152,7 @@ def check_memory(need: Estimate, what: str, fits: str, *, limit: float | None = 
             f"{what} would {need} of memory, more than the {size_text(limit)} available: give "
             f"{fits} ({LIMIT_VARIABLE} sets the limit; docs/reference/run.md#limits)"
         )
-    if need.memory > WARN_SHARE * limit:
+    if warn and need.memory > WARN_SHARE * limit:
         print(
             f"sitesim: warning: {what} will {need} of memory, "
             f"{100 * need.memory / limit:.0f} % of the {size_text(limit)} available",
@@ -157,9 +160,12 @@ def check_memory(need: Estimate, what: str, fits: str, *, limit: float | None = 
         )
 
 
-def check_site_run(config: SiteConfig, *, write: bool = False, runs: int = 1) -> None:
+def check_site_run(
+    config: SiteConfig, *, write: bool = False, runs: int = 1, warn: bool = True
+) -> None:
     """:func:`check_memory` for a site-level run (``runs`` of them at once), naming the
-    longest horizon that fits, or the most users.
+    longest horizon that fits, or the most users. Every site-level run of the library is
+    checked so (``warn=False``); the command line checks first, with the warning.
 
     Raises:
         ConfigError: the run will not fit in memory.
@@ -188,7 +194,7 @@ def check_site_run(config: SiteConfig, *, write: bool = False, runs: int = 1) ->
         fits = f"--users <= {int(room // per_user):,} for {config.days:g} days"
     if runs > 1:
         fits += " or fewer --workers"
-    check_memory(need, what, fits, limit=limit)
+    check_memory(need, what, fits, limit=limit, warn=warn)
 
 
 def _round_down(value: float) -> float:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from sitesim.budget import check_site_run
 from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load, path_of
@@ -131,6 +132,7 @@ def run_site(
         None when a custom piece ran that the configuration does not describe (a scheduler
         object that is not registered, ``users``, ``profile``).
     """
+    check_site_run(config, warn=False)  # (an absurd horizon or size, before anything runs)
     if profile is None:
         profile, sha256 = read_profile(config.profile)
         if config.profile_sha256 is not None and config.profile_sha256 != sha256:

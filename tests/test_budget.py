@@ -138,3 +138,15 @@ def test_a_refused_run_leaves_the_out_folder_as_it_was(tmp_path, capsys):
     (out / "runs.csv").write_text("users\n3\n")
     refused(["run", "--users", "3", "--days", "1e9", "--out", str(out), "--force"], capsys)
     assert (out / "runs.csv").read_text() == "users\n3\n"
+
+
+def test_the_library_refuses_an_absurd_run_too_and_prints_nothing(capsys):
+    import sitesim
+
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"^a run of 3 complete users for 1e\+09 days would "):
+        sitesim.simulate(3, "EASY", days=1e9)
+    with pytest.raises(ConfigError, match="for 1e\\+09 days"):
+        sitesim.run(SiteConfig(users=3, days=1e9))
+    assert time.perf_counter() - start < 5
+    assert capsys.readouterr() == ("", "")
