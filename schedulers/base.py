@@ -4,8 +4,8 @@ A scheduler is a plain object, testable without SimPy. The site tells it about a
 (:meth:`Scheduler.submit`) and terminations (:meth:`Scheduler.job_ended`), and once per instant,
 after all of that instant's arrivals and terminations, asks it which waiting jobs to start now
 (:meth:`Scheduler.select`). The policy sees sizes, estimates, submit times, the running jobs'
-estimated ends and the clock, never a job's actual runtime. The site checks the answer: every
-job started must be waiting, and together they must fit (:meth:`Scheduler.allocate`).
+estimated ends and the clock, never a job's actual runtime. The site checks the answer as it
+starts the jobs: every job started must be waiting, and together they must fit.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from abc import ABC, abstractmethod
 from operator import is_
 from typing import Any, ClassVar
 
-from sitesim.errors import SchedulerError
 from sitesim.job import Job, JobState
 from sitesim.machine import Running
 
@@ -68,32 +67,14 @@ class Scheduler(ABC):
         """
 
     def allocate(self, now: float, free: int, running: Running) -> list[Job]:
-        """One allocation pass, as the site runs it: :meth:`select`, checked and dequeued.
-
-        Raises:
-            SchedulerError: a selected job is not waiting, is selected twice, or the
-                selected jobs need more than the ``free`` processors.
-        """
+        """One allocation pass, as the site runs it: :meth:`select`, and the jobs it returns
+        taken off the queue. The site checks them as it starts them (each must be waiting, and
+        together they must fit in the free processors): one that fails stops the run with a
+        :class:`~sitesim.errors.SchedulerError` naming the scheduler, the time and the job."""
         started = self.select(now, free, running)
         if started:
-            need = 0
-            for job in started:
-                if job.state is not _WAITING:
-                    self._broke(now, f"started job {job.id}, which is {_described(job)}")
-                need += job.size
-            if need > free:
-                ids = ", ".join(str(job.id) for job in started)
-                self._broke(
-                    now, f"started jobs {ids} needing {need} processors when {free} were free"
-                )
-            if len(started) > 1 and len(set(started)) < len(started):
-                twice = next(job for k, job in enumerate(started) if job in started[:k])
-                self._broke(now, f"started job {twice.id} twice")
             self.dequeue(started)
         return started
-
-    def _broke(self, now: float, what: str) -> None:
-        raise SchedulerError(f"scheduler {self.name} at t = {now:g} s {what}")
 
     def dequeue(self, started: list[Job]) -> None:
         """Take started jobs off the queue, keeping the order of the others.
@@ -146,13 +127,6 @@ class Scheduler(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
-
-
-def _described(job: Job) -> str:
-    """A job that is not waiting, as an error names it."""
-    if job.state is JobState.CREATED:
-        return "not waiting: it was never submitted"
-    return f"{job.state.name.lower()}, not waiting"
 
 
 def scheduler_label(name: str, params: dict[str, Any]) -> str:

@@ -165,8 +165,12 @@ class Job:
 
     def _refuse(self, now: float, state: JobState, action: str) -> None:
         raise JobStateError(
-            f"at t = {now:g} s job {self.id} (user {self.user}) cannot be {action}: it is "
-            f"{self.state.name.lower()}, not {state.name.lower()}"
+            f"at t = {now:g} s job {self.id} (user {self.user}) cannot be {action}: "
+            + (
+                "it was never submitted"
+                if self.state is JobState.CREATED and state is JobState.WAITING
+                else f"it is {self.state.name.lower()}, not {state.name.lower()}"
+            )
         )
 
     def _changed(self, now: float) -> None:

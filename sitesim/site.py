@@ -256,8 +256,8 @@ class Site:
         """One allocation pass: ask the scheduler which waiting jobs to start, start them.
 
         Raises:
-            SchedulerError: the scheduler started a job that was not waiting, that it had
-                changed, or that does not fit.
+            SchedulerError: the scheduler started a job that was not waiting (or started it
+                twice), that was changed since its submission, or that does not fit.
         """
         self.pass_due = False
         self.passes += 1
@@ -274,7 +274,8 @@ class Site:
                     for job in started:
                         start(job)
                 except (JobStateError, OverAllocationError) as err:
-                    raise SchedulerError(f"scheduler {self.scheduler.name}: {err}") from None
+                    twice = " (the scheduler returned it twice)" if started.count(job) > 1 else ""
+                    raise SchedulerError(f"scheduler {self.scheduler.name}: {err}{twice}") from None
         if self._closed:
             self._check_end()
 

@@ -154,8 +154,8 @@ def test_a_scheduler_need_not_dequeue_what_it_starts():
 @pytest.mark.parametrize(
     ("scheduler", "message"),
     [
-        (Greedy(), "scheduler GREEDY at t = 10 s started jobs 3 needing 2 processors when 0 "),
-        (Repeater(), "scheduler REPEATER at t = 25 s started job 3, which is running, not "),
+        (Greedy(), "scheduler GREEDY: at t = 10 s job 3 was started on 2 processors when 0 "),
+        (Repeater(), r"scheduler REPEATER: at t = 25 s job 3 \(user 0\) cannot be started: "),
         (Lazy(), "scheduler LAZY leaves 3 jobs waiting on an idle machine after the last"),
     ],
 )
@@ -182,7 +182,7 @@ def test_a_scheduler_returning_a_job_twice_is_named():
 
     site = Site(8, Twice())
     site.add_user(TraceUser(workload(1, 1)))
-    with pytest.raises(SchedulerError, match="scheduler TWICE at t = 0 s started job 1 twice"):
+    with pytest.raises(SchedulerError, match=r"TWICE: at t = 0 s job 1 .*returned it twice\)$"):
         site.run()
 
 
@@ -216,6 +216,23 @@ class Shrinker(FCFS):
         for job in self.queue:
             job.size = 1
         return super().select(now, free, running)
+
+
+class Inventor(FCFS):
+    """Starts a job it made up, never submitted."""
+
+    name = "INVENTOR"
+
+    def select(self, now, free, running):  # type: ignore[no-untyped-def]
+        return [Job(1, 10.0, 10.0, user=7)]
+
+
+def test_a_scheduler_that_starts_a_job_never_submitted_is_named():
+    site = Site(4, Inventor())
+    site.add_user(TraceUser(workload(1, 1)))
+    message = r"^scheduler INVENTOR: at t = 0 s job 0 \(user 7\) cannot be started: it was never"
+    with pytest.raises(SchedulerError, match=message):
+        site.run()
 
 
 class Overbooker(FCFS):
