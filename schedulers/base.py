@@ -14,10 +14,8 @@ from abc import ABC, abstractmethod
 from operator import is_
 from typing import Any, ClassVar
 
-from sitesim.job import Job, JobState
+from sitesim.job import Job
 from sitesim.machine import Running
-
-_WAITING = JobState.WAITING
 
 
 class Scheduler(ABC):
