@@ -289,6 +289,11 @@ def _dask(
             client = Client(scheduler_file=address) if is_file else Client(address, timeout=30)
         except (OSError, ValueError) as err:
             raise SitesimError(f"cannot reach the Dask scheduler at {address}: {err}") from None
+        except TypeError as err:  # (Dask's answer to tls:// without a client certificate)
+            raise SitesimError(
+                f"cannot connect to the Dask scheduler at {address}: {err}; a tls:// scheduler "
+                "needs the client's TLS settings (docs/howto/dask-cluster.md)"
+            ) from None
     futures: dict[Any, int] = {}
 
     def stop() -> None:

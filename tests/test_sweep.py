@@ -388,3 +388,12 @@ def test_the_three_steps_of_a_sweep_are_modules_of_their_own():
 
     assert sweeps.SweepPlan is sweep_plan.SweepPlan and sweeps.execute is sweep_runs.execute
     assert sweeps.summarize_runs is replications.summarize_runs
+
+
+def test_a_tls_dask_scheduler_without_the_clients_tls_settings_is_one_clear_error():
+    pytest.importorskip("dask.distributed")
+    from sitesim.errors import SitesimError
+    from sitesim.executors import execute_all
+
+    with pytest.raises(SitesimError, match="a tls:// scheduler needs the client's TLS settings"):
+        list(execute_all(abs, [1], "dask", address="tls://127.0.0.1:9"))
