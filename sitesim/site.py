@@ -129,7 +129,7 @@ class Site:
         cancel_expired: bool = False,
         keep_jobs: bool = True,
     ) -> None:
-        if getattr(scheduler, "_served", False):
+        if scheduler._served:
             raise SchedulerError(
                 f"this {scheduler.name or type(scheduler).__name__} scheduler object already "
                 "served a site: a scheduler keeps state (its queue, reservations, counters), "
