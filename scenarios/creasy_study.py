@@ -20,6 +20,7 @@ intervals by Student's t (experiments.md §4; docs/results/creasy.md).
 
 from __future__ import annotations
 
+import itertools
 import sys
 from typing import Any
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from sitesim import scenario
 from sitesim.config import SiteConfig
+from sitesim.output import to_json
 from sitesim.report import table
 from sitesim.runner import run
 from sitesim.scenario import pm
@@ -61,6 +63,45 @@ SETTINGS: dict[str, dict[str, Any]] = {
 QUICK_SETTINGS = ("baseline", "runtimes x 1/10", "batches <= 4")
 #: Part 4's job-size regime.
 SHORT_JOBS = 0.05
+
+# -- part 5: the thesis regime -------------------------------------------------------------------
+#: The thesis' baseline observables (chapter 5, EASY): (users, metric, value). The calibration
+#: fits break_scale to the throughput at 50 users and the batch-width cap to the session lengths
+#: at 50 and 250 users; the mean work of a job follows from utilization / throughput at 50 users
+#: (sitesim.thesis_regime.long_scale_for); the rest are checks, reported as residuals.
+THESIS_BASELINE = [
+    (50, "utilization", 0.35), (50, "throughput_per_h", 28.0), (50, "response_mean_min", 12.2),
+    (50, "slowdown_mean", 7.0), (50, "jobs_per_session", 2.69),
+    (50, "session_starts_per_user_h", 28.0 / 2.69 / 50),
+    (250, "throughput_per_h", 47.0), (250, "utilization", 0.57), (250, "jobs_per_session", 1.73),
+    (250, "session_starts_per_user_h", 47.0 / 1.73 / 250),
+]  # fmt: skip
+THESIS_WORK = 0.35 * 128 * 3600 / 28.0  # processor-seconds per job
+THESIS_GAP_MAX = 60.0  # "very short" gaps inside a batch: the profile's gaps <= 1 minute
+PART5 = {
+    "seeds": 10, "days": 182.0,
+    # (session starts, loops, users, alphas): the specification's mechanism everywhere, the
+    # loops apart and the second mechanism at fewer points (the comparison's CPU time)
+    "sweeps": [
+        ("after_break", "both loops", [50, 100, 150, 200, 250], [0, 1500, 3000, 6000, 12000]),
+        ("after_break", "p_cont constant", [50, 150, 250], [0, 6000]),
+        ("scheduled", "both loops", [50, 150, 250], [0, 6000, 12000]),
+    ],
+    "calibration_seeds": [101, 102, 103], "calibration_days": 91.0, "widths": [1, 2, 3],
+    "bisection_steps": 8,
+}  # fmt: skip
+PART5_QUICK = {
+    "seeds": 2, "days": 7.0,
+    "sweeps": [
+        ("after_break", "both loops", [50, 250], [0, 6000]),
+        ("after_break", "p_cont constant", [50, 250], [0, 6000]),
+        ("scheduled", "both loops", [50, 250], [0, 6000]),
+    ],
+    "calibration_seeds": [101], "calibration_days": 14.0, "widths": [1], "bisection_steps": 2,
+}  # fmt: skip
+STARTS = ("after_break", "scheduled")
+#: The alpha at which the two feedback loops are taken apart.
+LOOPS_ALPHA = 6000
 
 
 def alpha_study(base: SiteConfig, users: list[int], seeds: list[int], args: Any) -> dict[str, Any]:
@@ -191,9 +232,144 @@ def print_factor_study(study: dict[str, Any]) -> None:
     ))  # fmt: skip
 
 
+def thesis_metrics(summary: dict[str, Any], users: int, days: float, warmup: float) -> dict:
+    """A run's summary with session starts per user-hour added."""
+    hours = users * (days - warmup) * 24.0
+    return {**summary, "session_starts_per_user_h": summary["sessions"] / hours}
+
+
+def fit_breaks(task: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
+    """For one session-start mechanism and batch-width cap: the break scale that gives EASY
+    the thesis' throughput at 50 users (bisection on log scale, mean over the calibration
+    seeds), and the baseline observables there (a worker's task)."""
+    from sitesim.profile import default_profile
+    from sitesim.simulation import simulate
+    from sitesim.thesis_regime import ThesisRegime, long_scale_for
+
+    starts, width, grid, quick = task
+    base = default_profile()
+    long_scale = long_scale_for(base, 128, THESIS_WORK)
+    days, warmup = grid["calibration_days"], 1.0 if quick else 7.0
+
+    def observe(scale: float, users: int) -> dict[str, float]:
+        profile = ThesisRegime(long_scale, width, THESIS_GAP_MAX, scale).apply(base)
+        rows = [thesis_metrics(simulate(
+            users=users, scheduler="EASY", days=days, warmup_days=warmup, profile=profile,
+            seed=seed, session_starts=starts).summary.as_dict(), users, days, warmup)
+            for seed in grid["calibration_seeds"]]  # fmt: skip
+        return {m: float(np.mean([r[m] for r in rows])) for _, m, _ in THESIS_BASELINE}
+
+    low, high = np.log(0.02), np.log(2.0)  # throughput falls as breaks grow
+    for _ in range(grid["bisection_steps"]):
+        middle = (low + high) / 2
+        if observe(float(np.exp(middle)), 50)["throughput_per_h"] > 28.0:
+            low = middle
+        else:
+            high = middle
+    scale = float(np.exp((low + high) / 2))
+    at = {50: observe(scale, 50), 250: observe(scale, 250)}
+    loss = sum((at[u]["jobs_per_session"] / v - 1) ** 2
+               for u, m, v in THESIS_BASELINE if m == "jobs_per_session")  # fmt: skip
+    return {"session_starts": starts, "max_width": width, "long_scale": long_scale,
+            "gap_max": THESIS_GAP_MAX, "break_scale": scale, "loss": loss,
+            **{f"{m}@{u}": at[u][m] for u, m, _ in THESIS_BASELINE}}  # fmt: skip
+
+
+def thesis_calibration(grid: dict[str, Any], args: Any) -> dict[str, Any]:
+    """Fit each mechanism's break scale for every width cap; keep the width with the smallest
+    squared relative error of the two session lengths."""
+    tasks = [(starts, width, grid, args.quick) for starts in STARTS for width in grid["widths"]]
+    fits = scenario.run_all(fit_breaks, tasks, args, "calibration", "fits")
+    chosen = {starts: min((f for f in fits if f["session_starts"] == starts),
+                          key=lambda f: f["loss"]) for starts in STARTS}  # fmt: skip
+    return {"fits": fits, "chosen": chosen}
+
+
+def residuals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The thesis' baseline beside EASY's on the thesis profile (mean ± 95 % over seeds)."""
+    out = []
+    for users, metric, value in THESIS_BASELINE:
+        (row,) = summarize_runs([r for r in rows if r["users"] == users and r["alpha"] == 0],
+                                ["session_starts"], [metric])  # fmt: skip
+        out.append({"users": users, "metric": metric, "thesis": value, "sitesim": row[metric],
+                    "sitesim_ci95": row[f"{metric}_ci95"],
+                    "residual_pct": 100 * (row[metric] / value - 1)})  # fmt: skip
+    return out
+
+
+def thesis_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str, Any]:
+    """CREASY against EASY on the thesis profile: both session-start mechanisms, every alpha
+    and user count; and the two feedback loops apart (p_cont constant: responses no longer
+    end sessions) at alpha = LOOPS_ALPHA."""
+    import tempfile
+
+    from sitesim.profile import default_profile
+    from sitesim.thesis_regime import FITTED
+
+    base = SiteConfig(days=grid["days"], warmup_days=1 if args.quick else 7,
+                      scheduler="CREASY")  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        scheduled = f"{folder}/thesis_scheduled.json"
+        FITTED["scheduled"].apply(default_profile()).save(scheduled)
+        profiles = {"after_break": "thesis", "scheduled": scheduled}
+        labels, configs = [], []
+        for starts, loops, users, alphas in grid["sweeps"]:
+            constant = {"pcont_b": 0.0} if loops == "p_cont constant" else {}
+            config = base.replace(profile=profiles[starts], session_starts=starts, **constant)
+            for count, alpha, seed in itertools.product(users, alphas, seeds):
+                labels.append({"session_starts": starts, "loops": loops, "users": count,
+                               "alpha": alpha, "seed": seed})  # fmt: skip
+                configs.append(config.replace(users=count, seed=seed,
+                                              scheduler_params={"alpha": alpha}))  # fmt: skip
+        order = sorted(range(len(configs)), key=lambda k: -configs[k].users)  # long runs first
+        rows = scenario.run_all(scenario.summary_row, [configs[k] for k in order], args,
+                                "thesis regime", "runs")  # fmt: skip
+        runs = [thesis_metrics({**labels[k], **row}, labels[k]["users"], grid["days"],
+                               base.warmup_days)
+                for k, row in zip(order, rows, strict=True)]  # fmt: skip
+        runs.sort(key=labels_order)
+    keys = ["session_starts", "loops", "users", "alpha"]
+    metrics = [*SHOWN, "session_starts_per_user_h", *CLASSES[1::3], *CLASSES[2::3]]
+    summary = summarize_runs(runs, keys, [*metrics, *CLASSES[::3]])
+    relative = paired_differences(runs, keys, "alpha", 0, metrics, relative=True)
+    both = [r for r in runs if r["loops"] == "both loops"]
+    return {"runs": runs, "summary": summary, "relative": relative,
+            "residuals": {s: residuals([r for r in both if r["session_starts"] == s])
+                          for s in STARTS}}  # fmt: skip
+
+
+def labels_order(row: dict[str, Any]) -> list[Any]:
+    """Part 5's runs in plan order: mechanism, loops, users, alpha, seed."""
+    return [STARTS.index(row["session_starts"]), row["loops"], row["users"], row["alpha"],
+            row["seed"]]  # fmt: skip
+
+
+def print_thesis_study(study: dict[str, Any]) -> None:
+    for starts, rows in study["residuals"].items():
+        print(f"\nthesis baseline against EASY on the thesis profile ({starts}):")
+        print(table(("Users", "Metric", "Thesis", "sitesim", "Residual(%)"),
+                    [[r["users"], r["metric"], r["thesis"], pm(r, "sitesim"),
+                      f"{r['residual_pct']:+.1f}"] for r in rows]))  # fmt: skip
+    print("\nCREASY relative to EASY (alpha = 0), paired by seed, %:")
+    print(table(
+        ("Starts", "Loops", "Users", "alpha", "Jobs/h", "Jobs/session", "Starts/user-h",
+         "Response", "Slowdown"),
+        [[r["session_starts"], r["loops"], r["users"], r["alpha"],
+          *(pm(r, f"{m}_rel_pct", "+.1f") for m in
+            ("throughput_per_h", "jobs_per_session", "session_starts_per_user_h",
+             "response_mean_min", "slowdown_mean"))] for r in study["relative"]],
+    ))  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     p = scenario.parser(__doc__)
-    p.add_argument("--part", choices=("1", "2", "3", "4", "all"), default="all")
+    p.add_argument("--part", choices=("1", "2", "3", "4", "5", "all"), default="all")
+    p.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="part 5: fit the thesis regime (writes thesis_profile.json and the fit) instead "
+        "of comparing on the frozen one",
+    )
     args = scenario.parse(p, argv)
     grid = QUICK if args.quick else FULL
     seeds = scenario.seeds(args, grid["seeds"])
@@ -247,6 +423,32 @@ def main(argv: list[str] | None = None) -> int:
         data["part4"] = part4
         tables.update({"part4_runs.csv": part4["runs"], "part4_relative.csv": part4["relative"]})
         figures["part4.png"] = lambda path: alpha_figure(part4, path, "users")
+    if args.part in ("5", "all") and args.calibrate:
+        from sitesim.profile import default_profile
+        from sitesim.thesis_regime import ThesisRegime
+
+        fit = thesis_calibration(PART5_QUICK if args.quick else PART5, args)
+        print("\n== Part 5, calibration (EASY, the thesis' baseline):")
+        print(table(tuple(fit["fits"][0]), [list(f.values()) for f in fit["fits"]]))
+        data["part5_calibration"] = fit
+        tables["part5_calibration.csv"] = fit["fits"]
+        chosen = fit["chosen"]["after_break"]
+        regime = ThesisRegime(chosen["long_scale"], chosen["max_width"], chosen["gap_max"],
+                              chosen["break_scale"])  # fmt: skip
+        profile = regime.apply(default_profile()).to_dict()
+        figures["thesis_profile.json"] = lambda path: path.write_text(to_json(profile))
+    elif args.part in ("5", "all"):
+        grid5 = PART5_QUICK if args.quick else PART5
+        timer = scenario.Timer()
+        part5 = thesis_study(grid5, scenario.seeds(args, grid5["seeds"]), args)
+        part5["seconds"] = timer.seconds
+        print(f"\n== Part 5: the thesis regime, {len(part5['runs'])} runs in "
+              f"{part5['seconds']:.0f} s")  # fmt: skip
+        print_thesis_study(part5)
+        data["part5"] = part5
+        tables.update({"part5_runs.csv": part5["runs"], "part5_summary.csv": part5["summary"],
+                       "part5_relative.csv": part5["relative"]})  # fmt: skip
+        figures["part5.png"] = lambda path: thesis_figure(part5, path)
     scenario.publish(args.out, data, name="creasy", tables=tables, figures=figures)
     return 0
 
@@ -297,6 +499,29 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
         ax.grid(alpha=0.3)
     axes[0].set_yticks(y, labels, fontsize=8)
     axes[0].invert_yaxis()
+    return save(fig, path)
+
+
+def thesis_figure(study, path):  # type: ignore[no-untyped-def]
+    """Part 5: CREASY's gain in throughput and session length per alpha and user count, for
+    each session-start mechanism, with both loops and with p_cont constant."""
+    from sitesim.figures import grid, lines_with_ci, save
+
+    fig, axes = grid(4, width=4.6, height=3.5, cols=2)
+    for row, starts in enumerate(STARTS):
+        for col, metric in enumerate(("throughput_per_h", "jobs_per_session")):
+            ax = axes[2 * row + col]
+            rows = [r for r in study["relative"] if r["session_starts"] == starts]
+            for loops, style in (("both loops", "-"), ("p_cont constant", ":")):
+                chosen = [r for r in rows if r["loops"] == loops]
+                lines_with_ci(ax, chosen, "users", f"{metric}_rel_pct", "alpha",
+                              label=f"alpha {{}} ({loops})", linestyle=style)  # fmt: skip
+            ax.axhline(0, color="k", lw=0.8)
+            ax.set_xlabel("users")
+            what = "throughput" if col == 0 else "session length"
+            ax.set_title(f"{what} vs EASY (%), sessions {starts}", fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=6)
     return save(fig, path)
 
 

@@ -27,7 +27,7 @@ from sitesim.import_paths import is_import_path, load
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
 from sitesim.models.synthetic import CONFIGURATIONS, LARGEST, MAX_LOAD, SyntheticWorkload
-from sitesim.models.users import USER_KINDS, UserKind, UserModel
+from sitesim.models.users import SESSION_STARTS, USER_KINDS, SessionStarts, UserKind, UserModel
 from sitesim.models.utility import DECAYS, LeeSnavely
 from sitesim.models.workpool import EstimateModel
 from sitesim.schedulers import (
@@ -275,6 +275,9 @@ class SiteConfig(RunConfig):
         runtime_scale: a workload transform: every runtime is multiplied by it (estimates
             follow), "what if our jobs were ten times shorter?".
         max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
+        session_starts: ``after_break`` (the spec: a break after a session's last job) or
+            ``scheduled`` (a break after the session's first submission: session starts do not
+            depend on how long sessions last).
         utility: every job carries a Lee & Snavely utility function (utility.md §2), with a
             priority level drawn uniformly from ``utility_levels``, the deadline factor
             ``deadline_factor``, a decay type (``utility_decay``, None for a third each), and
@@ -286,12 +289,15 @@ class SiteConfig(RunConfig):
     #: (not at their defaults), so results.json files written before they existed still match
     #: their configurations (a sweep resumes).
     SYNTHETIC_SETTINGS: ClassVar[tuple[str, ...]] = ("synthetic_config", "load")
+    #: Settings added later, stored only when set, for the same reason.
+    LATER_SETTINGS: ClassVar[tuple[str, ...]] = ("session_starts",)
     #: Settings of the built-in user models (:meth:`user_model`); a user factory draws its own
     #: jobs and refuses them.
     MODEL_SETTINGS: ClassVar[tuple[str, ...]] = (
         "synthetic_config", "load", "estimates", "correlated", "pcont_a", "pcont_b",
         "day_share", "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width",
-        "utility", "utility_levels", "deadline_factor", "utility_decay", "deadline_wait_min",
+        "session_starts", "utility", "utility_levels", "deadline_factor", "utility_decay",
+        "deadline_wait_min",
     )  # fmt: skip
 
     users: int = 50
@@ -312,6 +318,7 @@ class SiteConfig(RunConfig):
     shift_max_min: float = 60.0
     runtime_scale: float = 1.0
     max_batch_width: int | None = None
+    session_starts: str = "after_break"
     utility: bool = False
     utility_levels: int = 4
     deadline_factor: float = 2.0
@@ -359,6 +366,11 @@ class SiteConfig(RunConfig):
         self._set("weekday_share", _real("weekday_share", self.weekday_share, 0.0, 1.0))
         self._set("shift_max_min", _real("shift_max_min", self.shift_max_min, 0.0, 720.0))
         self._set("runtime_scale", _real("runtime_scale", self.runtime_scale, 0.0, above=True))
+        if self.session_starts not in SESSION_STARTS:
+            raise ConfigError(
+                f"session_starts must be one of {', '.join(SESSION_STARTS)}, "
+                f"got {self.session_starts!r}"
+            )
         if self.max_batch_width is not None:
             self._set("max_batch_width", _whole("max_batch_width", self.max_batch_width, 1))
         self._set("utility", _flag("utility", self.utility))
@@ -385,13 +397,16 @@ class SiteConfig(RunConfig):
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data, ``mode`` first; a run of another model leaves out the
-        :attr:`SYNTHETIC_SETTINGS` at their defaults (:meth:`from_dict` restores them)."""
+        :attr:`SYNTHETIC_SETTINGS` at their defaults, and every run the :attr:`LATER_SETTINGS`
+        at theirs (:meth:`from_dict` restores them)."""
         data = super().to_dict()
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        optional = self.LATER_SETTINGS
         if self.model != "synthetic":
-            defaults = {f.name: f.default for f in dataclasses.fields(self)}
-            for name in self.SYNTHETIC_SETTINGS:
-                if data[name] == defaults[name]:
-                    del data[name]
+            optional += self.SYNTHETIC_SETTINGS
+        for name in optional:
+            if data[name] == defaults[name]:
+                del data[name]
         return data
 
     def user_model(self) -> UserModel:
@@ -415,6 +430,7 @@ class SiteConfig(RunConfig):
             correlated=self.correlated,
             runtime_scale=self.runtime_scale,
             max_batch_width=self.max_batch_width,
+            session_starts=cast(SessionStarts, self.session_starts),
             utility=(
                 LeeSnavely(
                     levels=self.utility_levels,
@@ -444,6 +460,7 @@ class SiteConfig(RunConfig):
             "correlated": model.correlated,
             "runtime_scale": model.runtime_scale,
             "max_batch_width": model.max_batch_width,
+            "session_starts": model.session_starts,
             "utility": model.utility is not None,
             **(
                 {

@@ -231,18 +231,23 @@ def _shares(values: Any, length: int, where: str) -> np.ndarray:
 
 #: The name a run configuration gives the profile shipped with sitesim.
 DEFAULT_PROFILE = "default"
+#: The profiles shipped with sitesim, by name (a file of that name is not read).
+BUILTIN_PROFILES = {
+    DEFAULT_PROFILE: "data/default_profile.json",
+    "thesis": "data/thesis_profile.json",  # sitesim.thesis_regime
+}
 
 
 def read_profile(name: str) -> tuple[WorkloadProfile, str]:
-    """The profile stored in file ``name`` (or the shipped one, for ``"default"``) and the
-    sha256 of the file's bytes.
+    """The profile stored in file ``name`` (or a shipped one, for ``"default"`` and
+    ``"thesis"``) and the sha256 of the file's bytes.
 
     Raises:
         SitesimError: the file cannot be read; ConfigError: it is not a valid profile.
     """
-    if name == DEFAULT_PROFILE:
-        raw = resources.files("sitesim").joinpath("data/default_profile.json").read_bytes()
-        where = "sitesim default profile"
+    if name in BUILTIN_PROFILES:
+        raw = resources.files("sitesim").joinpath(BUILTIN_PROFILES[name]).read_bytes()
+        where = f"sitesim {name} profile"
     else:
         where = name
         try:

@@ -270,7 +270,8 @@ def _user_model(result: SiteResult) -> str:
         settings = ", ".join(
             f"{name}={getattr(config, name)}"
             for name in ("estimates", "correlated", "pcont_a", "pcont_b", "day_share",
-                         "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width")
+                         "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width",
+                         "session_starts")
         )  # fmt: skip
         return (
             f"{config.users} {config.model} users for {config.days:g} days, profile "

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sitesim.config import DEFAULT_PROFILE, RunConfig, SiteConfig, takes_parameters
+from sitesim.config import RunConfig, SiteConfig, takes_parameters
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.import_paths import is_import_path, path_of
 from sitesim.models.users import UserModel
+from sitesim.profile import BUILTIN_PROFILES
 from sitesim.schedulers import REGISTRY, Scheduler, parameters, registered, scheduler_label
 
 #: Settings that name a file: relative paths in a sweep file are relative to its folder.
@@ -285,7 +286,11 @@ def _relative_to(settings: dict[str, Any], folder: Path) -> dict[str, Any]:
     """Settings with file paths made relative to ``folder`` (the sweep file's)."""
     for key in FILE_SETTINGS:
         value = settings.get(key)
-        if isinstance(value, str) and value != DEFAULT_PROFILE and not Path(value).is_absolute():
+        if (
+            isinstance(value, str)
+            and value not in BUILTIN_PROFILES
+            and not Path(value).is_absolute()
+        ):
             settings[key] = os.path.normpath(folder / value)
     return settings
 

@@ -112,10 +112,32 @@ def test_teaching_demo_quick(tmp_path):
 
 def test_creasy_study_quick(tmp_path):
     data = quick("creasy_study", tmp_path)
-    assert {"part1", "part2", "part3", "part4"} <= set(data)
+    assert {"part1", "part2", "part3", "part4", "part5"} <= set(data)
     alphas = {row["alpha"] for row in data["part1"]["summary"]}
     assert alphas == {0, 1500, 3000, 4500, 6000}
-    assert len(list(tmp_path.glob("part*.png"))) == 4
+    assert len(list(tmp_path.glob("part*.png"))) == 5
+    part5 = data["part5"]
+    # both session-start mechanisms, each with both loops and with p_cont constant
+    kinds = {(r["session_starts"], r["loops"]) for r in part5["relative"]}
+    assert kinds == {(s, loops) for s in ("after_break", "scheduled")
+                     for loops in ("both loops", "p_cont constant")}  # fmt: skip
+    residuals = part5["residuals"]["after_break"]
+    assert {(r["users"], r["metric"]) for r in residuals} >= {(50, "throughput_per_h")}
+
+
+def test_creasy_thesis_calibration_quick(tmp_path):
+    assert (
+        load("creasy_study").main(
+            ["--quick", "--serial", "--out", str(tmp_path), "--part", "5", "--calibrate"]
+        )
+        == 0
+    )
+    data = json.loads((tmp_path / "creasy.json").read_text())
+    fits = data["part5_calibration"]["fits"]
+    assert {f["session_starts"] for f in fits} == {"after_break", "scheduled"}
+    assert all(0.02 < f["break_scale"] < 2.0 for f in fits)
+    profile = json.loads((tmp_path / "thesis_profile.json").read_text())
+    assert profile["settings"]["thesis_regime"]["max_width"] == 1
 
 
 def _same_jobs_for_every_scheduler(runs, keys):  # type: ignore[no-untyped-def]

@@ -146,7 +146,11 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("--procs", type=positive_int, default=128, help="processors (default 128)")
     p.add_argument(
-        "--profile", type=Path, metavar="FILE", help="workload profile (default: the shipped one)"
+        "--profile",
+        type=Path,
+        metavar="FILE",
+        help="workload profile JSON file, or a shipped one by name: default (the default) or "
+        "thesis (the Site-Sim thesis' short-job regime, docs/results/creasy.md)",
     )
     p.add_argument(
         "--seed", type=seed_number, default=1, help="root seed of every random stream, >= 0 (1)"
@@ -175,6 +179,13 @@ def add_parser(commands: Any) -> None:
         type=positive_int,
         metavar="N",
         help="workload transform: cut batches to at most N jobs (default: as drawn)",
+    )
+    p.add_argument(
+        "--session-starts",
+        choices=("after_break", "scheduled"),
+        default="after_break",
+        help="when a user who left a session starts the next: a break after its last job "
+        "ended (after_break, the default) or after its first submission (scheduled)",
     )
     p.add_argument(
         "--pcont",
@@ -249,6 +260,7 @@ def run(args: argparse.Namespace) -> int:
         weekday_share=args.weekday_share,
         runtime_scale=args.runtime_scale,
         max_batch_width=args.max_batch_width,
+        session_starts=args.session_starts,
         utility=args.utility,
         deadline_factor=args.deadline_factor,
         utility_decay=args.decay,
