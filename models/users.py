@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 ProcessGenerator = Generator[Event, Any, Any]
 UserKind = Literal["static", "complete", "synthetic"]
 USER_KINDS = ("complete", "static", "synthetic")
+SessionStarts = Literal["after_break", "scheduled"]
+SESSION_STARTS = ("after_break", "scheduled")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ class UserModel:
         runtime_scale: a workload transform: every runtime drawn is multiplied by it ("what if
             our jobs were ten times shorter?"); estimates follow the scaled runtimes.
         max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
+        session_starts: when a complete user who left a session starts the next one:
+            ``"after_break"`` (users.md §3: a break after the session's last job ended) or
+            ``"scheduled"`` (a break after the session's *first* submission, or at once when
+            the session ended later: session starts then do not depend on how long sessions
+            last; docs/results/creasy.md, part 5).
         utility: give every job a Lee & Snavely utility function (None: no values).
         deadline_wait: the wait (seconds) its deadline is a multiple of; None draws it from the
             profile's recorded waits, per job.
@@ -77,6 +84,7 @@ class UserModel:
     correlated: bool = False
     runtime_scale: float = 1.0
     max_batch_width: int | None = None
+    session_starts: SessionStarts = "after_break"
     utility: LeeSnavely | None = None
     deadline_wait: float | None = None
     synthetic: SyntheticWorkload = field(default_factory=SyntheticWorkload)
@@ -87,6 +95,10 @@ class UserModel:
             f"user model must be 'complete', 'static' or 'synthetic', got {self.kind!r}",
         )
         check_pcont(self.pcont_a, self.pcont_b)
+        require(
+            self.session_starts in SESSION_STARTS,
+            f"session starts must be 'after_break' or 'scheduled', got {self.session_starts!r}",
+        )
         require(
             math.isfinite(self.runtime_scale) and self.runtime_scale > 0,
             f"runtime scale must be > 0, got {self.runtime_scale}",
@@ -231,16 +243,20 @@ class CompleteUser(StaticUser):
         super().__init__(uid, profile, procs, seed, model)
         self.dynamics = SessionDynamics(profile, seed, uid, model.pcont_a, model.pcont_b)
         self.cycle = ActivityCycle.draw(stream(seed, uid, "cycle"), model.cycles)
+        self.scheduled = model.session_starts == "scheduled"
 
     def run(self, site: Site) -> ProcessGenerator:
         """Work in sessions inside the user's windows; continue or leave after each batch."""
         env = site.env
         previous: Job | None = None
+        started = 0.0  # the session's first submission
         while True:
             if not self.cycle.in_window(env.now):
                 yield env.timeout(self.cycle.next_open(env.now) - env.now)
                 self.new_session()
                 previous = None
+            if previous is None:
+                started = env.now
             last = yield from self.submit_batch(site, previous)
             if last is None:
                 return
@@ -249,7 +265,10 @@ class CompleteUser(StaticUser):
                 yield env.timeout(self.submittal.think())
                 previous = last
             else:
-                yield env.timeout(self.dynamics.break_length())
+                pause = self.dynamics.break_length()
+                if self.scheduled:  # counted from the session's start
+                    pause = max(0.0, started + pause - env.now)
+                yield env.timeout(pause)
                 self.new_session()
                 previous = None
 
