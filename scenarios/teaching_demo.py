@@ -14,6 +14,10 @@ processors for two weeks, once under FCFS and once under EASY, the same users bo
 (experiments.md §8; the tutorial, section 6; docs/results/teaching-demo.md)
 
     python scenarios/teaching_demo.py [--quick] [--out DIR] [--seed S] [--seeds N]
+        [--workers N | --dask ...]
+
+The runs are small (about 2.5 s of CPU for 10 seeds): they run one after another in this
+process unless --workers or --dask asks for more.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ USERS = 20
 DAY = 86_400.0
 #: Per run: the summary fields reported over the seeds, then two from the hourly series.
 METRICS = ("jobs", "throughput_per_h", "sessions", "jobs_per_session", "response_mean_min",
-           "utilization", "sessions_active", "jobs_waiting", "blocking_jobs")  # fmt: skip
+           "utilization", "sessions_active", "jobs_waiting", "full_machine_h",
+           "idle_while_waiting_proc_h", "blocking_jobs")  # fmt: skip
 GAINS = ("jobs", "sessions", "jobs_per_session", "response_mean_min", "utilization")
 
 
@@ -56,20 +61,32 @@ def blocking(result: SiteResult) -> list[dict[str, Any]]:
             for j in np.sort(held, order="start")]  # fmt: skip
 
 
+def hour_counts(hours: dict[str, np.ndarray], procs: int) -> dict[str, float]:
+    """From the hourly series: mean sessions active and jobs waiting; hours with the whole
+    machine busy (utilization > 0.99); and idle processor-hours in hours in which a job
+    waited on average (the processors a scheduler left idle while work waited)."""
+    utilization, waiting = hours["utilization"], hours["waiting"]
+    idle = (1 - utilization) * procs * (waiting >= 1)
+    return {"sessions_active": float(np.mean(hours["sessions"])),
+            "jobs_waiting": float(np.mean(waiting)),
+            "full_machine_h": float(np.sum(utilization > 0.99)),
+            "idle_while_waiting_proc_h": float(np.sum(idle))}  # fmt: skip
+
+
 def seed_row(config: SiteConfig) -> dict[str, Any]:
-    """One run of the multi-seed part (a worker's task): its summary, the hourly means of
-    sessions active and jobs waiting, and how many blocking jobs it ran."""
+    """One run of the multi-seed part (a worker's task): its summary, the counts of
+    :func:`hour_counts`, and how many blocking jobs it ran."""
     result = run(config)
     hours = hourly(result, 0.0, config.days * DAY)
     row: dict[str, Any] = result.summary.as_dict()
-    row["sessions_active"] = float(np.mean(hours["sessions"]))
-    row["jobs_waiting"] = float(np.mean(hours["waiting"]))
-    row["blocking_jobs"] = len(blocking(result))
+    row.update(hour_counts(hours, result.procs), blocking_jobs=len(blocking(result)))
     return row
 
 
 def main(argv: list[str] | None = None) -> int:
     args = scenario.parse(scenario.parser(__doc__, replications=(10, 2)), argv)
+    if args.executor == "process" and args.workers is None:
+        args.executor = "serial"  # (small runs: a pool would cost more than it saves)
     days = 4.0 if args.quick else 14.0
     series, story, held = one_seed(days, args.seed)
     plan = [(loops, site(name, days, seed, loops)) for seed in scenario.seeds(args)
@@ -113,12 +130,13 @@ def one_seed(
         hours = hourly(result, 0.0, days * DAY)
         series[name] = {key: values.tolist() for key, values in hours.items()}
         held[name] = blocking(result)
-        s = result.summary
+        s, counts = result.summary, hour_counts(hours, result.procs)
         rows.append([name, s.jobs, s.throughput_per_h, s.jobs_per_session, s.response_mean_min,
-                     float(np.mean(hours["sessions"])), s.sessions,
-                     float(np.mean(hours["waiting"])), s.utilization])  # fmt: skip
+                     counts["sessions_active"], s.sessions, counts["jobs_waiting"], s.utilization,
+                     counts["full_machine_h"], counts["idle_while_waiting_proc_h"]])  # fmt: skip
     header = ("Scheduler", "Jobs", "Jobs/h", "Jobs/session", "Avg.Response(min)",
-              "Sessions active", "Sessions started", "Jobs waiting", "Utilization")  # fmt: skip
+              "Sessions active", "Sessions started", "Jobs waiting", "Utilization",
+              "Full machine (h)", "Idle while waiting (proc-h)")  # fmt: skip
     print(f"Seed {seed}, {days:g} days:")
     print(table(header, rows))
     for name in SCHEDULERS:
@@ -127,7 +145,8 @@ def one_seed(
                   f"submitted day {j['submit_d']:.2f}, ran days {j['start_d']:.2f}-"
                   f"{j['end_d']:.2f}")  # fmt: skip
     keys = ("scheduler", "jobs", "throughput_per_h", "jobs_per_session", "response_mean_min",
-            "sessions_active", "sessions_started", "jobs_waiting", "utilization")  # fmt: skip
+            "sessions_active", "sessions_started", "jobs_waiting", "utilization",
+            "full_machine_h", "idle_while_waiting_proc_h")  # fmt: skip
     return series, [dict(zip(keys, row, strict=True)) for row in rows], held
 
 
