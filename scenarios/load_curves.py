@@ -16,6 +16,7 @@ from typing import Any
 
 from sitesim import scenario
 from sitesim.config import SiteConfig
+from sitesim.replications import paired_differences
 from sitesim.report import result_trace, table
 from sitesim.runner import run
 from sitesim.sweeps import summarize_runs, sweep
@@ -30,6 +31,7 @@ QUICK = {"users": [2, 6, 12], "days": 14.0, "seeds": 2, "loads": [0.3, 0.6, 0.9]
          "trace_users": 6}  # fmt: skip
 METRICS = ("response_mean_min", "wait_mean_min", "throughput_per_day", "utilization",
            "offered_load")  # fmt: skip
+PAIRED = ("throughput_per_day", "response_mean_min", "wait_mean_min", "utilization")
 
 
 def open_curve(task: tuple[SiteConfig, list[float]]) -> list[dict[str, Any]]:
@@ -76,8 +78,16 @@ def main(argv: list[str] | None = None) -> int:
           r["utilization"], r["throughput_per_day"], r["response_mean_min"], r["wait_mean_min"]]
          for r in summary],
     ))  # fmt: skip
+    closed_rows = [r for r in rows if r["model"] == "closed"]
+    paired = paired_differences(closed_rows, ["scheduler", "level"], "scheduler", "EASY",
+                                PAIRED, relative=True)  # fmt: skip
+    print("\nClosed, FCFS relative to EASY, % (paired by seed):")
+    print(table(("Users", *PAIRED),
+                [[r["level"], *(scenario.pm(r, f"{m}_rel_pct") for m in PAIRED)]
+                 for r in paired]))  # fmt: skip
     print(f"({timer.seconds:.0f} s)")
-    data = {"grid": grid, "seed": args.seed, "runs": rows, "summary": summary}
+    data = {"grid": grid, "seed": args.seed, "runs": rows, "summary": summary,
+            "fcfs_vs_easy": paired}  # fmt: skip
     scenario.publish(
         args.out, data, name="load_curves",
         tables={"load_curves.csv": rows, "summary.csv": summary},

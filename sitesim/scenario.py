@@ -26,8 +26,10 @@ from sitesim.commands.arguments import (
 from sitesim.config import RunConfig
 from sitesim.errors import SitesimError
 from sitesim.executors import execute_all
+from sitesim.models.dynamics import PCONT_A, PCONT_B
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.progress import ProgressBar
+from sitesim.replications import paired_differences, summarize_runs
 from sitesim.report import csv_text
 from sitesim.runner import run
 
@@ -158,6 +160,59 @@ def publish(
         atomic_write(staging / f"{name}.json", to_json(data))
     written = [*(tables or {}), *(figures or {}), f"{name}.json"]
     print(f"{', '.join(written)} written to {out}")
+
+
+#: The two feedback loops of complete users, told apart by their p_cont setting (a, b):
+#: "both loops" is the default, users wait for their jobs *and* a slow response makes them
+#: likelier to end the session; "aborts off" keeps p_cont = a whatever the response (b = 0):
+#: users still wait for their jobs, sessions still end at random, but no longer because of
+#: a slow response.
+LOOPS = {"both loops": (PCONT_A, PCONT_B), "aborts off": (PCONT_A, 0.0)}
+
+
+def loop_split(
+    runs: Sequence[dict[str, Any]],
+    metrics: Sequence[str],
+    *,
+    factors: Sequence[str] = (),
+    better: str = "EASY",
+    worse: str = "FCFS",
+) -> list[dict[str, Any]]:
+    """The gain of scheduler ``better`` over ``worse`` in %, 100 × (better / worse − 1) seed by
+    seed, under each setting of :data:`LOOPS`, and how much of it the session aborts make.
+
+    Args:
+        runs: rows with ``scheduler``, ``loops`` (a key of :data:`LOOPS`), ``seed``, the
+            ``factors`` and the ``metrics``.
+        metrics: the fields compared.
+        factors: other factors; the split is made within each combination of their levels.
+        better, worse: the two schedulers.
+
+    Returns:
+        Per combination of ``factors``, three rows, ``loops`` "both loops", "aborts off" and
+        "difference" (both loops minus aborts off, in percentage points, paired by seed): per
+        metric the mean, its 95 % half-width (``_ci95``) and ``n``.
+    """
+    keys = [*factors, "loops"]
+    pairs: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for row in runs:
+        pairs.setdefault((*(row[k] for k in keys), row["seed"]), {})[row["scheduler"]] = row
+    gains = []
+    for key, pair in pairs.items():
+        if better in pair and worse in pair:
+            gain: dict[str, Any] = {**dict(zip([*keys, "seed"], key, strict=True))}
+            for m in metrics:
+                base = float(pair[worse][m])
+                gain[m] = 100 * (float(pair[better][m]) / base - 1) if base else float("nan")
+            gains.append(gain)
+    columns = [*keys, "n", *metrics, *(f"{m}_ci95" for m in metrics)]
+    out = [{k: row[k] for k in columns} for row in summarize_runs(gains, keys, metrics)]
+    for row in paired_differences(gains, keys, "loops", "aborts off", metrics):
+        entry = {**{k: row[k] for k in factors}, "loops": "difference", "n": row["n"]}
+        for m in metrics:
+            entry[m], entry[f"{m}_ci95"] = row[f"{m}_diff"], row[f"{m}_diff_ci95"]
+        out.append(entry)
+    return out
 
 
 class Timer:

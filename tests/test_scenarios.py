@@ -56,12 +56,49 @@ def test_validate_users_quick(tmp_path, capsys):
 
 
 def test_open_vs_closed_quick(tmp_path):
-    data = quick("open_vs_closed", tmp_path)
+    assert load("open_vs_closed").main(["--quick", "--serial", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "compare.json").read_text())
     directions = {row["direction"] for row in data["runs"]}
     assert directions == {"EASY trace -> FCFS", "FCFS trace -> EASY"}
     assert len(data["runs"]) == 2 * 2 * 1 * 2  # directions x user counts x horizons x seeds
     assert all(row["error_wait_mean_min_pct"] >= 0 for row in data["runs"])
     assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG"
+    # the two-loop part: complete users with both loops and with session aborts off
+    loops = json.loads((tmp_path / "loops.json").read_text())
+    assert {(r["loops"], r["scheduler"]) for r in loops["runs"]} == {
+        (loops_, s) for loops_ in ("both loops", "aborts off") for s in ("FCFS", "EASY")
+    }
+    assert len(loops["errors"]) == 2 * 2 * 2  # settings x directions x seeds
+    _check_loop_split(loops["gains"], "throughput_per_h")
+    assert {r["loops"] for r in loops["error_differences"]} == {"both loops"}
+
+
+def _check_loop_split(gains: list, metric: str) -> None:  # type: ignore[type-arg]
+    """Three rows, and the difference is that of the two gains (the same seeds in both)."""
+    row = {r["loops"]: r for r in gains}
+    assert set(row) == {"both loops", "aborts off", "difference"}
+    assert all(r["n"] == 2 for r in gains)
+    assert row["difference"][metric] == pytest.approx(
+        row["both loops"][metric] - row["aborts off"][metric]
+    )
+
+
+def test_loop_split_pairs_by_seed():
+    from sitesim.scenario import loop_split
+
+    throughput = {  # (loops, seed): (FCFS, EASY)
+        ("both loops", 1): (2.0, 3.0), ("both loops", 2): (4.0, 5.0),
+        ("aborts off", 1): (2.0, 2.5), ("aborts off", 2): (4.0, 4.4),
+    }  # fmt: skip
+    runs = [{"loops": loops, "seed": seed, "scheduler": name, "x": value}
+            for (loops, seed), values in throughput.items()
+            for name, value in zip(("FCFS", "EASY"), values, strict=True)]  # fmt: skip
+    row = {r["loops"]: r for r in loop_split(runs, ["x"])}
+    assert row["both loops"]["x"] == pytest.approx((50 + 25) / 2)  # +50 %, +25 %
+    assert row["aborts off"]["x"] == pytest.approx((25 + 10) / 2)
+    assert row["difference"]["x"] == pytest.approx((25 + 15) / 2)
+    # paired: the per-seed differences are 25 and 15 points, t(1) = 12.706
+    assert row["difference"]["x_ci95"] == pytest.approx(12.706 * 5, rel=1e-3)  # sd 5√2, n 2
 
 
 def test_a_trace_replayed_under_its_own_scheduler_predicts_exactly():
@@ -93,6 +130,9 @@ def test_load_curves_quick(tmp_path):
     data = quick("load_curves", tmp_path)
     models = {(r["model"], r["scheduler"]) for r in data["summary"]}
     assert models == {(m, s) for m in ("closed", "open") for s in ("FCFS", "EASY")}
+    paired = data["fcfs_vs_easy"]  # FCFS against EASY, closed, per user count
+    assert [r["level"] for r in paired] == [2, 6, 12]
+    assert all(r["scheduler"] == "FCFS" and r["n"] == 2 for r in paired)
     assert len(list(tmp_path.glob("*.png"))) == 4
 
 
@@ -108,6 +148,18 @@ def test_teaching_demo_quick(tmp_path):
     assert set(data["hourly"]) == {"FCFS", "EASY"}
     assert len(data["hourly"]["EASY"]["hour"]) == 4 * 24
     assert (tmp_path / "timeline.png").exists()
+    # the multi-seed part: 2 seeds x 2 p_cont settings x 2 schedulers
+    assert len(data["runs"]) == 8 and data["seeds"] == [1, 2]
+    assert {(r["loops"], r["scheduler"]) for r in data["means"]} == {
+        (loops, s) for loops in ("both loops", "aborts off") for s in ("FCFS", "EASY")
+    }
+    _check_loop_split(data["gains"], "jobs")
+    first = {
+        r["scheduler"]: r for r in data["runs"] if r["seed"] == 1 and r["loops"] == "both loops"
+    }
+    assert [first[s]["jobs"] for s in ("FCFS", "EASY")] == [r["jobs"] for r in data["summary"]]
+    for held in data["blocking"].values():
+        assert all(j["size"] >= 64 and j["runtime_h"] >= 12 for j in held)
 
 
 def test_creasy_study_quick(tmp_path):
