@@ -84,7 +84,7 @@ PART5 = {
     # loops apart and the second mechanism at fewer points (the comparison's CPU time)
     "sweeps": [
         ("after_break", "both loops", [50, 100, 150, 200, 250], [0, 1500, 3000, 6000, 12000]),
-        ("after_break", "p_cont constant", [50, 150, 250], [0, 6000]),
+        ("after_break", "aborts off", [50, 150, 250], [0, 6000]),
         ("scheduled", "both loops", [50, 150, 250], [0, 6000, 12000]),
     ],
     "calibration_seeds": [101, 102, 103], "calibration_days": 91.0, "widths": [1, 2, 3],
@@ -94,7 +94,7 @@ PART5_QUICK = {
     "seeds": 2, "days": 7.0,
     "sweeps": [
         ("after_break", "both loops", [50, 250], [0, 6000]),
-        ("after_break", "p_cont constant", [50, 250], [0, 6000]),
+        ("after_break", "aborts off", [50, 250], [0, 6000]),
         ("scheduled", "both loops", [50, 250], [0, 6000]),
     ],
     "calibration_seeds": [101], "calibration_days": 14.0, "widths": [1], "bisection_steps": 2,
@@ -299,8 +299,8 @@ def residuals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def thesis_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str, Any]:
     """CREASY against EASY on the thesis profile: both session-start mechanisms, every alpha
-    and user count; and the two feedback loops apart (p_cont constant: responses no longer
-    end sessions) at alpha = LOOPS_ALPHA."""
+    and user count; and the two feedback loops apart (aborts off: responses no longer
+    end sessions) at alpha = LOOPS_ALPHA (scenario.LOOPS)."""
     import tempfile
 
     from sitesim.profile import default_profile
@@ -314,8 +314,9 @@ def thesis_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str,
         profiles = {"after_break": "thesis", "scheduled": scheduled}
         labels, configs = [], []
         for starts, loops, users, alphas in grid["sweeps"]:
-            constant = {"pcont_b": 0.0} if loops == "p_cont constant" else {}
-            config = base.replace(profile=profiles[starts], session_starts=starts, **constant)
+            a, b = scenario.LOOPS[loops]
+            config = base.replace(profile=profiles[starts], session_starts=starts, pcont_a=a,
+                                  pcont_b=b)  # fmt: skip
             for count, alpha, seed in itertools.product(users, alphas, seeds):
                 labels.append({"session_starts": starts, "loops": loops, "users": count,
                                "alpha": alpha, "seed": seed})  # fmt: skip
@@ -328,14 +329,28 @@ def thesis_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str,
                                base.warmup_days)
                 for k, row in zip(order, rows, strict=True)]  # fmt: skip
         runs.sort(key=labels_order)
+    return analyze_thesis(runs)
+
+
+def analyze_thesis(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Part 5's tables from its runs: means, CREASY relative to EASY, the residuals of the
+    calibration, and CREASY's gain at LOOPS_ALPHA with both loops, with aborts off, and their
+    difference (what the session aborts add)."""
     keys = ["session_starts", "loops", "users", "alpha"]
     metrics = [*SHOWN, "session_starts_per_user_h", *CLASSES[1::3], *CLASSES[2::3]]
     summary = summarize_runs(runs, keys, [*metrics, *CLASSES[::3]])
     relative = paired_differences(runs, keys, "alpha", 0, metrics, relative=True)
     both = [r for r in runs if r["loops"] == "both loops"]
+    apart = {r["users"] for r in runs if r["loops"] == "aborts off"}
+    pairs = [{**r, "scheduler": "CREASY" if r["alpha"] else "EASY"} for r in runs
+             if r["session_starts"] == "after_break" and r["users"] in apart
+             and r["alpha"] in (0, LOOPS_ALPHA)]  # fmt: skip
     return {"runs": runs, "summary": summary, "relative": relative,
             "residuals": {s: residuals([r for r in both if r["session_starts"] == s])
-                          for s in STARTS}}  # fmt: skip
+                          for s in STARTS},
+            "loops": scenario.loop_split(
+                pairs, [*SHOWN, "session_starts_per_user_h"], factors=["users"],
+                better="CREASY", worse="EASY")}  # fmt: skip
 
 
 def labels_order(row: dict[str, Any]) -> list[Any]:
@@ -345,6 +360,11 @@ def labels_order(row: dict[str, Any]) -> list[Any]:
 
 
 def print_thesis_study(study: dict[str, Any]) -> None:
+    print(f"\nCREASY({LOOPS_ALPHA}) against EASY, the two loops apart (sessions after_break), %:")
+    print(table(("Users", "Loops", "Jobs/h", "Jobs/session", "Starts/user-h", "Response"),
+                [[r["users"], r["loops"], *(pm(r, m, "+.1f") for m in
+                  ("throughput_per_h", "jobs_per_session", "session_starts_per_user_h",
+                   "response_mean_min"))] for r in study["loops"]]))  # fmt: skip
     for starts, rows in study["residuals"].items():
         print(f"\nthesis baseline against EASY on the thesis profile ({starts}):")
         print(table(("Users", "Metric", "Thesis", "sitesim", "Residual(%)"),
@@ -504,7 +524,7 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
 
 def thesis_figure(study, path):  # type: ignore[no-untyped-def]
     """Part 5: CREASY's gain in throughput and session length per alpha and user count, for
-    each session-start mechanism, with both loops and with p_cont constant."""
+    each session-start mechanism, with both loops and with session aborts off."""
     from sitesim.figures import grid, lines_with_ci, save
 
     fig, axes = grid(4, width=4.6, height=3.5, cols=2)
@@ -512,7 +532,7 @@ def thesis_figure(study, path):  # type: ignore[no-untyped-def]
         for col, metric in enumerate(("throughput_per_h", "jobs_per_session")):
             ax = axes[2 * row + col]
             rows = [r for r in study["relative"] if r["session_starts"] == starts]
-            for loops, style in (("both loops", "-"), ("p_cont constant", ":")):
+            for loops, style in (("both loops", "-"), ("aborts off", ":")):
                 chosen = [r for r in rows if r["loops"] == loops]
                 lines_with_ci(ax, chosen, "users", f"{metric}_rel_pct", "alpha",
                               label=f"alpha {{}} ({loops})", linestyle=style)  # fmt: skip
