@@ -9,17 +9,19 @@ run lasts, :func:`fewer_collections` lets the youngest generation grow to
 scanned until the run ends). It changes when garbage cycles are freed, never whether: the
 settings are restored when the last concurrent run ends, and the frozen objects return to the
 oldest generation. A program that froze objects itself (``gc.get_freeze_count() > 0``) keeps
-its own freeze. The collector runs a full collection just before it freezes, so that what an
-earlier run left (its cycles) is freed, not frozen. Measured (docs/performance.md): a replay of SDSC-SP2 under EASY 77 collections
--> 4 and about 4 % less CPU time; 250 users for 182 days on 4,096 processors 8-24 % less.
+its own freeze. From the second run of a process on, a full collection precedes the freeze, so
+that what the earlier runs left (their cycles) is freed, not frozen. Measured
+(docs/performance.md): a replay of SDSC-SP2 under EASY 77 collections -> 4 and about 4 % less
+CPU time; 250 users for 182 days on 4,096 processors 8-24 % less.
 
 Nor does the oldest generation's full scan run during a run (:data:`OLD_THRESHOLD`): it scans
 every object of the run, 0.7-2.1 s at a 2.7 GB heap, and a Ctrl-C waits for it to end (the
 signal is handled between two bytecodes); it frees nothing a run made (measured: the same peak
 memory and CPU time with and without, for 3 users over 300,000 days, 3.3 million jobs, and a
-replay of CEA-Curie, 313,000 jobs). After the run the collector scans as before: restoring
-its settings lets that full scan come when the collector's counts call for it. A program that ends when a run is interrupted (the
-command line) sets :data:`exit_on_interrupt`, so that the way out is not held up by it.
+replay of CEA-Curie, 313,000 jobs). After the run the collector's settings are restored, and
+its full scans come when its counts call for them. A program that ends when a run is
+interrupted (the command line) sets :data:`exit_on_interrupt`, so that the way out is not held
+up by it.
 """
 
 from __future__ import annotations
@@ -44,22 +46,22 @@ exit_on_interrupt = False
 _lock = threading.Lock()
 _runs = 0  # runs in progress (threads of one process share the collector)
 _saved: tuple[tuple[int, int, int], bool] | None = None  # the thresholds, and whether we froze
+_ran = False  # a run has frozen objects in this process before
 
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
     """Run the body with the collector's youngest generation larger, its oldest not scanned and
     the objects made before it frozen; restore all after the last concurrent body ends."""
-    global _runs, _saved
+    global _runs, _saved, _ran
     with _lock:
         if _runs == 0 and _saved is None:  # (not left set by an interrupted run)
             thresholds = gc.get_threshold()
             froze = gc.get_freeze_count() == 0
             if froze:
-                # Freeze only what is alive: garbage cycles of an earlier run frozen with the
-                # rest would outlive every later run of the process (a sweep worker grew by
-                # the size of each run, to 14 GB).
-                gc.collect()
+                if _ran:  # freeze only what is alive: an earlier run's garbage cycles, frozen
+                    gc.collect()  # with the rest, would outlive every later run (a sweep
+                _ran = True  # worker grew by the size of each run, to 14 GB)
                 gc.freeze()
             if thresholds[0]:  # (0: automatic collection is off; leave it off)
                 young = max(thresholds[0], YOUNG_THRESHOLD)
