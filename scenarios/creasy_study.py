@@ -120,6 +120,33 @@ def alpha_study(base: SiteConfig, users: list[int], seeds: list[int], args: Any)
     return {"runs": result.runs, "summary": summary, "relative": relative}
 
 
+def loops_apart(
+    base: SiteConfig, runs: list[dict[str, Any]], seeds: list[int], args: Any
+) -> list[dict[str, Any]]:
+    """CREASY(LOOPS_ALPHA)'s gain over EASY with both loops (``runs``, an alpha study's) and
+    with session aborts off (run here, the same users and seeds), and their difference."""
+    users = sorted({r["users"] for r in runs})
+    a, b = scenario.LOOPS["aborts off"]
+    with scenario.progress("aborts off", "runs") as report:
+        off = sweep(
+            base.replace(scheduler="CREASY", pcont_a=a, pcont_b=b),
+            {"users": users, "alpha": [0, LOOPS_ALPHA]}, seeds=seeds, executor=args.executor,
+            workers=args.workers, dask_address=args.dask, progress=report,
+        )  # fmt: skip
+    pairs = [{**r, "loops": loops, "scheduler": "CREASY" if r["alpha"] else "EASY"}
+             for loops, rows in (("both loops", runs), ("aborts off", off.runs))
+             for r in rows if r["alpha"] in (0, LOOPS_ALPHA)]  # fmt: skip
+    return scenario.loop_split(pairs, SHOWN, factors=["users"], better="CREASY", worse="EASY")
+
+
+def print_loops(rows: list[dict[str, Any]]) -> None:
+    print(f"\nCREASY({LOOPS_ALPHA}) against EASY, the two loops apart, %:")
+    print(table(("Users", "Loops", "Jobs/h", "Jobs/session", "Response", "Slowdown"),
+                [[r["users"], r["loops"], *(pm(r, m, "+.1f") for m in
+                  ("throughput_per_h", "jobs_per_session", "response_mean_min",
+                   "slowdown_mean"))] for r in rows]))  # fmt: skip
+
+
 def print_alpha_study(study: dict[str, Any]) -> None:
     print(table(
         ("Users", "alpha", "n", "Utilization", "Jobs/h", "Jobs/session", "Avg.Response(min)",
@@ -360,11 +387,7 @@ def labels_order(row: dict[str, Any]) -> list[Any]:
 
 
 def print_thesis_study(study: dict[str, Any]) -> None:
-    print(f"\nCREASY({LOOPS_ALPHA}) against EASY, the two loops apart (sessions after_break), %:")
-    print(table(("Users", "Loops", "Jobs/h", "Jobs/session", "Starts/user-h", "Response"),
-                [[r["users"], r["loops"], *(pm(r, m, "+.1f") for m in
-                  ("throughput_per_h", "jobs_per_session", "session_starts_per_user_h",
-                   "response_mean_min"))] for r in study["loops"]]))  # fmt: skip
+    print_loops(study["loops"])
     for starts, rows in study["residuals"].items():
         print(f"\nthesis baseline against EASY on the thesis profile ({starts}):")
         print(table(("Users", "Metric", "Thesis", "sitesim", "Residual(%)"),
@@ -439,7 +462,9 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{t:g} at {u} users" for t, u in counts.items()))  # fmt: skip
         part4 = alpha_study(short, sorted(set(counts.values())), seeds, args)
         part4["matched"] = counts
+        part4["loops"] = loops_apart(short, part4["runs"], seeds, args)
         print_alpha_study(part4)
+        print_loops(part4["loops"])
         data["part4"] = part4
         tables.update({"part4_runs.csv": part4["runs"], "part4_relative.csv": part4["relative"]})
         figures["part4.png"] = lambda path: alpha_figure(part4, path, "users")

@@ -168,6 +168,8 @@ def test_creasy_study_quick(tmp_path):
     alphas = {row["alpha"] for row in data["part1"]["summary"]}
     assert alphas == {0, 1500, 3000, 4500, 6000}
     assert len(list(tmp_path.glob("part*.png"))) == 5
+    assert {r["loops"] for r in data["part4"]["loops"]} == {"both loops", "aborts off",
+                                                             "difference"}  # fmt: skip
     part5 = data["part5"]
     # both session-start mechanisms; the loops apart with the specification's
     kinds = {(r["session_starts"], r["loops"]) for r in part5["relative"]}
