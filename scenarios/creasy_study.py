@@ -83,7 +83,7 @@ PART5 = {
     # (session starts, loops, users, alphas): the specification's mechanism everywhere, the
     # loops apart and the second mechanism at fewer points (the comparison's CPU time)
     "sweeps": [
-        ("after_break", "both loops", [50, 150, 250], [0, 1500, 3000, 6000, 12000]),
+        ("after_break", "both loops", [50, 100, 150, 200, 250], [0, 1500, 3000, 6000, 12000]),
         ("after_break", "aborts off", [50, 150, 250], [0, 6000]),
         ("scheduled", "both loops", [50, 150, 250], [0, 6000, 12000]),
     ],
