@@ -8,18 +8,23 @@ advanced, SJF-preferred and FCFS-preferred deciders with half and full self-tuni
 SLDwA). Replays are deterministic: one run each. Reported per trace and variant: SLDwA (the
 evaluation metric), utilization, the seven metrics measured on the actual schedule (to see
 whether tuning for a metric is best for it), and dynP's switching statistics (self-tuning
-steps, policy switches, share of jobs started under each policy). Part 2, the same in
+steps, policy switches, share of jobs started under each policy), and each dynP replay's
+self-tuning steps by case (the policies tied for the best plan, the active policy before the
+step, the one chosen) beside the deciders' case analysis (which policy each decider picks in
+each case, from the rules of schedulers.md). Part 2, the same in
 site-level runs: complete users (the shipped profile, 40 users on 128 processors, EASY's
 utilization about 0.89; 91 days after a week of warm-up) with exact and with the profile's
 inaccurate estimates; EASY, PLAN FCFS/SJF/LJF and four dynP variants; SLDwA, utilization,
 throughput and jobs per session, 5 seeds, 95 % intervals by Student's t, and each variant
-against PLAN FCFS paired by seed (experiments.md §7; docs/results/dynp.md).
+against PLAN FCFS paired by seed (experiments.md §7; docs/results/dynp.md). Part 3 (not in
+"all"): CTC-SP2 whole, under PLAN FCFS/SJF/LJF and dynP SLDwA with the simple and advanced
+deciders, half and full self-tuning.
 
-    python scenarios/dynp.py [--part 1|2|all] [--quick] [--out DIR] [--seed S] [--seeds N]
+    python scenarios/dynp.py [--part 1|2|3|all] [--quick] [--out DIR] [--seed S] [--seeds N]
                              [--serial | --workers N | --dask ...]
 
 --quick: part 1 on KTH-SP2's (else SDSC-SP2's) first 1,500 jobs, skipped without a trace;
-part 2 with 10 users, 14 days, two seeds.
+part 2 with 10 users, 14 days, two seeds; part 3 on CTC-SP2's first 1,500 jobs.
 """
 
 from __future__ import annotations
