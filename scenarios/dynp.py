@@ -8,24 +8,30 @@ advanced, SJF-preferred and FCFS-preferred deciders with half and full self-tuni
 SLDwA). Replays are deterministic: one run each. Reported per trace and variant: SLDwA (the
 evaluation metric), utilization, the seven metrics measured on the actual schedule (to see
 whether tuning for a metric is best for it), and dynP's switching statistics (self-tuning
-steps, policy switches, share of jobs started under each policy). Part 2, the same in
+steps, policy switches, share of jobs started under each policy), and each dynP replay's
+self-tuning steps by case (the policies tied for the best plan, the active policy before the
+step, the one chosen) beside the deciders' case analysis (which policy each decider picks in
+each case, from the rules of schedulers.md). Part 2, the same in
 site-level runs: complete users (the shipped profile, 40 users on 128 processors, EASY's
 utilization about 0.89; 91 days after a week of warm-up) with exact and with the profile's
 inaccurate estimates; EASY, PLAN FCFS/SJF/LJF and four dynP variants; SLDwA, utilization,
 throughput and jobs per session, 5 seeds, 95 % intervals by Student's t, and each variant
-against PLAN FCFS paired by seed (experiments.md §7; docs/results/dynp.md).
+against PLAN FCFS paired by seed (experiments.md §7; docs/results/dynp.md). Part 3 (not in
+"all"): CTC-SP2 whole, under PLAN FCFS/SJF/LJF and dynP SLDwA with the simple and advanced
+deciders, half and full self-tuning.
 
-    python scenarios/dynp.py [--part 1|2|all] [--quick] [--out DIR] [--seed S] [--seeds N]
+    python scenarios/dynp.py [--part 1|2|3|all] [--quick] [--out DIR] [--seed S] [--seeds N]
                              [--serial | --workers N | --dask ...]
 
 --quick: part 1 on KTH-SP2's (else SDSC-SP2's) first 1,500 jobs, skipped without a trace;
-part 2 with 10 users, 14 days, two seeds.
+part 2 with 10 users, 14 days, two seeds; part 3 on CTC-SP2's first 1,500 jobs.
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -37,8 +43,9 @@ from sitesim.metrics import slowdowns, window_jobs
 from sitesim.report import table
 from sitesim.runner import run
 from sitesim.scenario import pm
-from sitesim.schedulers.planning import METRICS, POLICIES
+from sitesim.schedulers.planning import METRICS, POLICIES, DynP, decide
 from sitesim.sweeps import counters, paired_differences, summarize_runs
+from sitesim.trace_replay import run_replay
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 #: The traces of part 1 (short name: file), and the job lines of those replayed in part only.
@@ -93,6 +100,9 @@ REPLAYED = list({v.label: v for v in [*BASIC, *BY_METRIC, *BY_DECIDER]}.values()
 SITE = [Variant("EASY", "EASY", {}), *BASIC, dynp(), dynp(tuning="full"), dynp(decider="simple"),
         dynp(decider="preferred")]  # fmt: skip
 QUICK_SITE = [BASIC[0], BASIC[1], dynp(), dynp(tuning="full"), dynp(decider="simple")]
+#: Part 3's variants, on CTC-SP2 whole: the basic policies, the simple and advanced deciders.
+WHOLE_CTC = [*BASIC, *(dynp(decider=d, tuning=t) for d in ("simple", "advanced")
+                       for t in ("half", "full"))]  # fmt: skip
 
 
 # -- running -------------------------------------------------------------------------------------
@@ -117,15 +127,47 @@ def evaluation(records: np.ndarray) -> dict[str, float]:
     return {f"eval_{name}": float(value) for name, value in found.items()}
 
 
+def best_set(scores: dict[str, float]) -> str:
+    """The policies whose plans score the minimum, e.g. ``FCFS=SJF`` (every decider's choice
+    depends only on this set and on the active policy)."""
+    best = min(scores.values())
+    return "=".join(p for p in POLICIES if scores[p] == best)
+
+
+class CaseDynP(DynP):
+    """dynP that counts its self-tuning steps by case: the policies tied for the best plan,
+    the policy active before the step and the one the decider chose (the schedule is
+    dynP's)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.cases: Counter[tuple[str, str, str]] = Counter()
+
+    def step(self, now: float, free: int, running: Any) -> Any:
+        before = self.policy
+        plans = super().step(now, free, running)
+        self.cases[best_set(self.last_scores), before, self.policy] += 1
+        return plans
+
+
 def run_row(task: tuple[RunConfig, bool]) -> dict[str, Any]:
     """Run one configuration (a worker's task): its summary, the scheduler's counters and,
-    when asked, the evaluation metrics; ``wall_s`` its run time."""
+    when asked, the evaluation metrics; ``wall_s`` its run time. A replay under dynP also
+    gives its steps by case (``cases``: best set, policy before, policy chosen, steps)."""
     config, evaluate = task
     timer = scenario.Timer()
-    result = run(config)
+    cased = None
+    if isinstance(config, ReplayConfig) and config.scheduler == "DYNP":
+        cased = CaseDynP(**config.scheduler_params)
+        cased.use_seed(config.seed)
+        result = run_replay(config, scheduler=cased)
+    else:
+        result = run(config)
     row = {**result.summary.as_dict(), **counters(result.scheduler_stats)}
     if evaluate:
         row.update(evaluation(result.records))
+    if cased is not None:
+        row["cases"] = [[*case, n] for case, n in sorted(cased.cases.items())]
     return {**row, "wall_s": timer.seconds}
 
 
@@ -145,14 +187,14 @@ def switching(row: dict[str, Any]) -> dict[str, Any]:
                         for p, n in started.items()}}  # fmt: skip
 
 
-def replays(traces: dict[str, Path], variants: list[Variant], args: Any) -> list[dict[str, Any]]:
-    """Every variant on every trace, one run each."""
-    jobs = QUICK_JOBS if args.quick else None
+def replays(traces: dict[str, Path], jobs: dict[str, tuple[int, int | None]],
+            variants: list[Variant], args: Any) -> list[dict[str, Any]]:  # fmt: skip
+    """Every variant on every trace (its job lines ``jobs[trace]``), one run each."""
     labels = [(name, v) for name in traces for v in variants]
     labels.sort(key=lambda label: -COST.get(label[0], 1))
     configs = []
     for name, variant in labels:
-        start, stop = jobs or EXCERPTS.get(name, (0, None))
+        start, stop = jobs[name]
         configs.append((ReplayConfig(trace=str(traces[name]), estimates="trace",
                                      start_job=start, stop_job=stop,
                                      scheduler=variant.scheduler,
@@ -163,6 +205,52 @@ def replays(traces: dict[str, Path], variants: list[Variant], args: Any) -> list
     order = {v.label: k for k, v in enumerate(variants)}
     rows.sort(key=lambda r: (list(traces).index(r["trace"]), order[r["variant"]]))
     return [{**row, **switching(row)} for row in rows]
+
+
+def case_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """dynP's self-tuning steps by case, a row per trace, variant and case (taken out of
+    ``rows``): the best set, the policy before and after the step, the steps and their share."""
+    out = []
+    for row in rows:
+        cases = row.pop("cases", None) or []
+        total = sum(n for *_, n in cases)
+        out.extend({"trace": row["trace"], "variant": row["variant"], "best": best,
+                    "before": before, "chosen": chosen, "steps": n, "share": n / total}
+                   for best, before, chosen, n in cases)  # fmt: skip
+    return out
+
+
+#: The cases of a self-tuning step: every set of policies that can tie for the best plan.
+BEST_SETS = ("FCFS", "SJF", "LJF", "FCFS=SJF", "FCFS=LJF", "SJF=LJF", "FCFS=SJF=LJF")
+DECIDED = (("simple", "SJF"), ("advanced", "SJF"), ("preferred", "SJF"), ("preferred", "FCFS"))
+
+
+def decision_table() -> list[dict[str, Any]]:
+    """The policy each decider picks in each case (best set x active policy), from the
+    deciders as specified (schedulers.md): the case analysis of the deciders."""
+    out = []
+    for best in BEST_SETS:
+        scores = {p: 0.0 if p in best.split("=") else 1.0 for p in POLICIES}
+        for current in POLICIES:
+            picks = {("simple" if d == "simple" else "advanced" if d == "advanced"
+                      else f"{p}-preferred"): decide(d, scores, current, p)
+                     for d, p in DECIDED}  # fmt: skip
+            out.append({"best": best, "current": current, **picks})
+    return out
+
+
+def case_summary(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per trace and dynP variant: the share of the self-tuning steps in each best set, and
+    of the steps that switched."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in cases:
+        row = out.setdefault((c["trace"], c["variant"]),
+                             {"trace": c["trace"], "variant": c["variant"],
+                              **dict.fromkeys(BEST_SETS, 0.0), "switched": 0.0})  # fmt: skip
+        row[c["best"]] += c["share"]
+        if c["before"] != c["chosen"]:
+            row["switched"] += c["share"]
+    return list(out.values())
 
 
 def site_runs(grid: dict[str, Any], variants: list[Variant], seeds: list[int], args: Any
@@ -274,6 +362,18 @@ def print_part1(rows: list[dict[str, Any]], cross: list[dict[str, Any]],
                            for m in shown)] for t in traces]))  # fmt: skip
 
 
+def print_cases(decisions: list[dict[str, Any]], by_case: list[dict[str, Any]]) -> None:
+    print("\nthe deciders' case analysis: the policy picked, by the policies tied for the best "
+          "plan and the active policy:")  # fmt: skip
+    deciders = [k for k in decisions[0] if k not in ("best", "current")]
+    shown = [[d["best"], d["current"], *(d[k] for k in deciders)] for d in decisions]
+    print(table(("Best", "Active", *deciders), shown))
+    print("\nself-tuning steps by case (% of the steps):")
+    print(table(("Trace", "Variant", *BEST_SETS, "switched"),
+                [[r["trace"], r["variant"].removeprefix("dynP "),
+                  *(100 * r[k] for k in (*BEST_SETS, "switched"))] for r in by_case]))  # fmt: skip
+
+
 def print_part2(study: dict[str, Any]) -> None:
     print(table(
         ("Estimates", "Variant", "n", "SLDwA", "Utilization", "Jobs/h", "Jobs/session",
@@ -291,15 +391,46 @@ def print_part2(study: dict[str, Any]) -> None:
     ))  # fmt: skip
 
 
+def replay_part(part: str, traces: dict[str, Path], jobs: dict[str, tuple[int, int | None]],
+                variants: list[Variant], args: Any, outputs: tuple[dict[str, Any], ...]
+                ) -> None:  # fmt: skip
+    """Replay ``variants`` on ``traces`` (their job lines ``jobs``), print the part's tables
+    and add its data, tables and figures to ``outputs``."""
+    data, tables, figures = outputs
+    if not traces:
+        print(f"== Part {part} skipped: no trace")
+        return
+    timer = scenario.Timer()
+    rows = replays(traces, jobs, variants, args)
+    cases = case_rows(rows)
+    cross = cross_table(rows)
+    diag = diagonal(cross)
+    print(f"== Part {part}: {len(rows)} replays in {timer.seconds:.0f} s ("
+          + ", ".join(f"{n}: job lines {a}:{b if b is not None else 'end'}"
+                      for n, (a, b) in jobs.items()) + ")")  # fmt: skip
+    print_part1(rows, cross, diag)
+    decisions, by_case = decision_table(), case_summary(cases)
+    print_cases(decisions, by_case)
+    name = f"part{part}"
+    data[name] = {"traces": {n: str(p) for n, p in traces.items()}, "jobs": jobs, "runs": rows,
+                  "cross": cross, "diagonal": diag, "cases": cases, "case_summary": by_case,
+                  "decisions": decisions, "seconds": timer.seconds}  # fmt: skip
+    tables.update({f"{name}_runs.csv": rows, f"{name}_cross.csv": cross,
+                   f"{name}_cases.csv": cases, f"{name}_case_summary.csv": by_case})  # fmt: skip
+    figures[f"{name}_sldwa.png"] = lambda path: sldwa_figure(rows, path)
+    figures[f"{name}_switching.png"] = lambda path: switching_figure(rows, path)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = scenario.parser(__doc__, replications=(5, 2))
-    p.add_argument("--part", choices=("1", "2", "all"), default="all")
+    p.add_argument("--part", choices=("1", "2", "3", "all"), default="all",
+                   help="1: the traces, 2: site-level runs, all: both; "
+                        "3: CTC-SP2 whole, the basic policies and 4 dynP variants")  # fmt: skip
     args = scenario.parse(p, argv)
     data: dict[str, Any] = {}
     tables: dict[str, Any] = {}
     figures: dict[str, Any] = {}
     if args.part in ("1", "all"):
-        timer = scenario.Timer()
         if args.quick:
             path = scenario.real_trace(TRACES, [FILES[name] for name in QUICK_TRACES])
             names = {file: name for name, file in FILES.items()}
@@ -310,24 +441,16 @@ def main(argv: list[str] | None = None) -> int:
             missing = [file for name, file in FILES.items() if name not in traces]
             if missing:
                 print(f"not found in {TRACES}, left out: {', '.join(missing)}")
+        jobs = {name: (QUICK_JOBS if args.quick else EXCERPTS.get(name, (0, None)))
+                for name in traces}  # fmt: skip
+        replay_part("1", traces, jobs, REPLAYED, args, (data, tables, figures))
+    if args.part == "3":
+        path = TRACES / FILES["CTC-SP2"]
+        traces = {"CTC-SP2": path} if path.exists() else {}
         if not traces:
-            print("== Part 1 skipped: no trace")
-        else:
-            rows = replays(traces, REPLAYED, args)
-            cross = cross_table(rows)
-            diag = diagonal(cross)
-            jobs = {name: (QUICK_JOBS if args.quick else EXCERPTS.get(name, (0, None)))
-                    for name in traces}  # fmt: skip
-            print(f"== Part 1: {len(rows)} replays in {timer.seconds:.0f} s ("
-                  + ", ".join(f"{n}: job lines {a}:{b if b is not None else 'end'}"
-                              for n, (a, b) in jobs.items()) + ")")  # fmt: skip
-            print_part1(rows, cross, diag)
-            data["part1"] = {"traces": {n: str(p) for n, p in traces.items()}, "jobs": jobs,
-                             "runs": rows, "cross": cross, "diagonal": diag,
-                             "seconds": timer.seconds}  # fmt: skip
-            tables.update({"part1_runs.csv": rows, "part1_cross.csv": cross})
-            figures["part1_sldwa.png"] = lambda path: sldwa_figure(rows, path)
-            figures["part1_switching.png"] = lambda path: switching_figure(rows, path)
+            print(f"not found in {TRACES}: {FILES['CTC-SP2']}")
+        jobs = {"CTC-SP2": QUICK_JOBS if args.quick else (0, None)}
+        replay_part("3", traces, jobs, WHOLE_CTC, args, (data, tables, figures))
     if args.part in ("2", "all"):
         timer = scenario.Timer()
         grid = QUICK if args.quick else FULL

@@ -294,3 +294,44 @@ def test_dynp_quick(tmp_path):
                 assert row["scheduler_self_tuning_steps"] <= row["jobs"]
     assert len(data["part1"]["diagonal"]) == 7
     assert len(list(tmp_path.glob("*.png"))) == 3
+    check_cases(data["part1"])
+
+
+def check_cases(part: dict) -> None:  # type: ignore[type-arg]
+    """dynP's steps by case add up to its counters, and the deciders' case analysis is the
+    specified one."""
+    for row in part["runs"]:
+        if row["scheduler"] != "DYNP":
+            continue
+        mine = [c for c in part["cases"] if c["variant"] == row["variant"]]
+        assert sum(c["steps"] for c in mine) == row["scheduler_self_tuning_steps"]
+        switched = sum(c["steps"] for c in mine if c["before"] != c["chosen"])
+        assert switched == row["scheduler_policy_switches"]
+        for case in mine:  # every decider picks one of the policies tied for the best
+            assert case["chosen"] in case["best"].split("=")
+    decisions = part["decisions"]
+    assert len(decisions) == 7 * 3  # the sets of policies tied for the best x active policy
+    for d in decisions:
+        tied = d["best"].split("=")
+        assert d["simple"] == tied[0]  # ties broken FCFS, then SJF, then LJF
+        assert d["advanced"] == (d["current"] if d["current"] in tied else tied[0])
+        if "SJF" in tied:
+            assert d["SJF-preferred"] == "SJF"
+
+
+def test_dynp_whole_ctc_quick(tmp_path):
+    from tests.conftest import TRACES
+
+    data = quick("dynp", tmp_path, "--part", "3")
+    if not (TRACES / "CTC-SP2-1996-3.1-cln.swf.gz").exists():
+        assert data == {}  # skipped, and said so
+        return
+    part = data["part3"]
+    assert part["jobs"] == {"CTC-SP2": [0, 1500]}
+    assert [r["variant"] for r in part["runs"]] == [
+        "PLAN FCFS", "PLAN SJF", "PLAN LJF", "dynP SLDwA simple half", "dynP SLDwA simple full",
+        "dynP SLDwA advanced half", "dynP SLDwA advanced full",
+    ]  # fmt: skip
+    assert len({r["jobs"] for r in part["runs"]}) == 1
+    check_cases(part)
+    assert "part1" not in data and "part2" not in data
