@@ -14,8 +14,10 @@ against FCFS+EASY on the same jobs (paired by seed) and the utility share of the
 min, max), with 95 % intervals by Student's t (docs/results/utility-robustness.md).
 
     python scenarios/utility_robustness.py [--quick] [--out DIR] [--seed S] [--seeds N]
+                                           [--trace NAME]
                                            [--serial | --workers N | --dask ...]
 
+--trace replays the trace named (SDSC-BLUE, SDSC-SP2, CTC-SP2 or KTH-SP2) and no other.
 --quick uses windows of 300 jobs, three uncertainty levels, one wealth level and two seeds.
 """
 
@@ -38,6 +40,8 @@ from sitesim.trace_replay import machine_size
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 CHOICES = ("SDSC-BLUE-2000-4.2-cln.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz",
            "CTC-SP2-1996-3.1-cln.swf.gz", "KTH-SP2-1996-2.1-cln.swf.gz")  # fmt: skip
+#: --trace NAME -> file name
+TRACE_NAMES = {name.rsplit("-", 3)[0]: name for name in CHOICES}
 #: scheduler label -> (scheduler, parameters)
 SCHEDULERS: dict[str, tuple[str, dict[str, Any]]] = {
     "FCFS+EASY": ("EASY", {}),
@@ -77,10 +81,12 @@ def regimes(trace: SWFTrace, procs: int, window: int) -> dict[str, dict[str, Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = scenario.parse(scenario.parser(__doc__, replications=(5, 2)), argv)
+    p = scenario.parser(__doc__, replications=(5, 2))
+    p.add_argument("--trace", choices=list(TRACE_NAMES), help="this trace and no other")
+    args = scenario.parse(p, argv)
     timer = scenario.Timer()
     grid = QUICK if args.quick else FULL
-    path = scenario.real_trace(TRACES, CHOICES)
+    path = scenario.real_trace(TRACES, [TRACE_NAMES[args.trace]] if args.trace else CHOICES)
     if path is None:
         return 2
     trace = read_swf(path)

@@ -214,6 +214,21 @@ def test_utility_lee_snavely_quick(tmp_path):
     baseline = {r["seed"]: r["utility_possible"] for r in runs if r["setting"] == "baseline"}
     assert len(set(baseline.values())) == 2  # each seed its own functions
     assert (tmp_path / "competitive_ratio.png").exists()
+    # Lee & Snavely's load: the same jobs, arriving half as fast
+    span = {r["setting"]: r["makespan_d"] for r in runs if r["scheduler"] == "EASY"}
+    assert span["inter-arrival x 2, exact estimates"] > 1.3 * span["exact estimates"]
+
+
+def test_utility_lee_snavely_setting_option(capsys):
+    module = load("utility_lee_snavely")
+    assert set(module.chosen_settings(True, None)) == set(module.QUICK_SETTINGS)
+    chosen = module.chosen_settings(False, ["inter-arrival x 2", "baseline"])
+    assert list(chosen) == ["baseline", "inter-arrival x 2"]  # in the settings' order
+    assert chosen["inter-arrival x 2"] == {"scale": 2.0}
+    with pytest.raises(SystemExit) as stopped:
+        module.main(["--setting", "inter-arrival x 3"])
+    assert stopped.value.code == 2
+    assert "invalid choice: 'inter-arrival x 3'" in capsys.readouterr().err
 
 
 def test_utility_robustness_quick(tmp_path):
@@ -230,6 +245,14 @@ def test_utility_robustness_quick(tmp_path):
             easy.setdefault((row["regime"], row["seed"]), set()).add(row["utility_total"])
     assert all(len(values) == 1 for values in easy.values())
     assert len(list(tmp_path.glob("*.png"))) == 2
+
+
+def test_utility_robustness_other_trace_quick(tmp_path):
+    trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")
+    data = quick("utility_robustness", tmp_path, "--trace", "SDSC-SP2", "--seeds", "1")
+    assert data["trace"] == "SDSC-SP2-1998-4.2-cln.swf.gz"
+    assert {r["utilization"] <= 1.0 for r in data["runs"]} == {True}  # 128 processors, not 1,152
+    _same_jobs_for_every_scheduler(data["runs"], ("regime", "seed"))
 
 
 def test_utility_site_quick(tmp_path):
