@@ -11,11 +11,16 @@ shipped workload: runtimes scaled by 1, 1/10, 1/20; batches capped at 16 or 4 jo
 the spec (0.8, 0.05) or fitted to the five study traces (0.775, 0.0284; sitesim analyze); exact
 or profile-ratio estimates. A sensitivity analysis, not a calibration: every level is reported.
 Part 4: part 1's alpha study again in the one regime where part 3 finds an effect (runtimes
-x 1/20), at the user counts where EASY's utilization is about 0.6 and 0.9. 5 seeds, 95 %
-intervals by Student's t (experiments.md §4; docs/results/creasy.md).
+x 1/20), at the user counts where EASY's utilization is about 0.6 and 0.9, with the two
+feedback loops apart at alpha 6000 (session aborts off). Part 5, the thesis regime: CREASY
+against EASY on the shipped profile "thesis" (sitesim.thesis_regime), calibrated only on the
+thesis' EASY baseline (--calibrate refits it; the comparison never does), 50-250 users, alpha
+up to 12000, 10 seeds, with the specification's and with scheduled session starts, and with
+aborts off. 5 seeds (10 in part 5), 95 % intervals by Student's t (experiments.md §4;
+docs/results/creasy.md).
 
-    python scenarios/creasy_study.py [--part 1|2|3|4|all] [--quick] [--out DIR] [--seed S]
-                                     [--serial | --workers N | --dask ...]
+    python scenarios/creasy_study.py [--part 1|2|3|4|5|all] [--calibrate] [--quick] [--out DIR]
+                                     [--seed S] [--serial | --workers N | --dask ...]
 """
 
 from __future__ import annotations
