@@ -9,8 +9,8 @@ run lasts, :func:`fewer_collections` lets the youngest generation grow to
 scanned until the run ends). It changes when garbage cycles are freed, never whether: the
 settings are restored when the last concurrent run ends, and the frozen objects return to the
 oldest generation. A program that froze objects itself (``gc.get_freeze_count() > 0``) keeps
-its own freeze. From the second run of a process on, a full collection precedes the freeze, so
-that what the earlier runs left (their cycles) is freed, not frozen. Measured
+its own freeze. Once earlier runs have lasted :data:`COLLECT_AFTER` seconds, a full collection
+precedes the freeze, so that what they left (their cycles) is freed, not frozen. Measured
 (docs/performance.md): a replay of SDSC-SP2 under EASY 77 collections -> 4 and about 4 % less
 CPU time; 250 users for 182 days on 4,096 processors 8-24 % less.
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -38,6 +39,12 @@ YOUNG_THRESHOLD = 10_000
 #: effect (Python's default: 10).
 OLD_THRESHOLD = 1 << 30
 
+#: Seconds of runs after which the next run starts with a full collection. A run's garbage
+#: cycles are freed only by a full collection, which none of a run allows, so back-to-back runs
+#: (a sweep worker) would keep them all; collecting before every run would cost tiny runs in a
+#: large heap (the property tests) three times their time.
+COLLECT_AFTER = 1.0
+
 #: Set by a program that ends once a run is interrupted: an interrupted run then leaves the
 #: collector as the run had it, sparing the full scan of the run's objects (about a second per
 #: gigabyte) that restoring the settings would start on the way out.
@@ -46,22 +53,22 @@ exit_on_interrupt = False
 _lock = threading.Lock()
 _runs = 0  # runs in progress (threads of one process share the collector)
 _saved: tuple[tuple[int, int, int], bool] | None = None  # the thresholds, and whether we froze
-_ran = False  # a run has frozen objects in this process before
+_ran_seconds = 0.0  # seconds runs have lasted since the last collection before a freeze
 
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
     """Run the body with the collector's youngest generation larger, its oldest not scanned and
     the objects made before it frozen; restore all after the last concurrent body ends."""
-    global _runs, _saved, _ran
+    global _runs, _saved, _ran_seconds
     with _lock:
         if _runs == 0 and _saved is None:  # (not left set by an interrupted run)
             thresholds = gc.get_threshold()
             froze = gc.get_freeze_count() == 0
             if froze:
-                if _ran:  # freeze only what is alive: an earlier run's garbage cycles, frozen
-                    gc.collect()  # with the rest, would outlive every later run (a sweep
-                _ran = True  # worker grew by the size of each run, to 14 GB)
+                if _ran_seconds >= COLLECT_AFTER:  # free what earlier runs left, not freeze it
+                    gc.collect()
+                    _ran_seconds = 0.0
                 gc.freeze()
             if thresholds[0]:  # (0: automatic collection is off; leave it off)
                 young = max(thresholds[0], YOUNG_THRESHOLD)
@@ -69,6 +76,7 @@ def fewer_collections() -> Iterator[None]:
             _saved = (thresholds, froze)
         _runs += 1
     keep = False
+    began = time.perf_counter()
     try:
         yield
     except KeyboardInterrupt:
@@ -76,6 +84,7 @@ def fewer_collections() -> Iterator[None]:
         raise
     finally:
         with _lock:
+            _ran_seconds += time.perf_counter() - began
             _runs -= 1
             if _runs == 0 and _saved is not None and not keep:
                 thresholds, froze = _saved

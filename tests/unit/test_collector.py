@@ -87,7 +87,7 @@ def test_nested_and_concurrent_runs_restore_once_the_last_ends() -> None:
     assert collector._runs == 0
 
 
-def test_an_earlier_runs_garbage_is_freed_not_frozen_by_the_next_run() -> None:
+def test_an_earlier_runs_garbage_is_freed_not_frozen_by_the_next_run(monkeypatch) -> None:
     """Each run leaves cycles (jobs, events, processes); the next run must not freeze them with
     the live objects, or they outlive every later run (a sweep worker grew by the size of each
     run it made, to 14 GB)."""
@@ -96,6 +96,7 @@ def test_an_earlier_runs_garbage_is_freed_not_frozen_by_the_next_run() -> None:
     def jobs() -> int:
         return sum(type(o) is Job for o in gc.get_objects())
 
+    monkeypatch.setattr(collector, "COLLECT_AFTER", 0.0)  # (these runs are tiny)
     gc.set_threshold(700, 10, 10)
     gc.collect()
     before = jobs()  # alive elsewhere in the test session
