@@ -33,7 +33,6 @@ import numpy as np
 
 from sitesim import scenario
 from sitesim.config import SiteConfig
-from sitesim.output import to_json
 from sitesim.report import table
 from sitesim.runner import run
 from sitesim.scenario import pm
@@ -485,8 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = fit["chosen"]["after_break"]
         regime = ThesisRegime(chosen["long_scale"], chosen["max_width"], chosen["gap_max"],
                               chosen["break_scale"])  # fmt: skip
-        profile = regime.apply(default_profile()).to_dict()
-        figures["thesis_profile.json"] = lambda path: path.write_text(to_json(profile))
+        figures["thesis_profile.json"] = regime.apply(default_profile()).save
     elif args.part in ("5", "all"):
         grid5 = PART5_QUICK if args.quick else PART5
         timer = scenario.Timer()

@@ -26,7 +26,7 @@ from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B
 from sitesim.models.synthetic import CONFIGURATIONS, MAX_LOAD
-from sitesim.models.users import USER_KINDS
+from sitesim.models.users import SESSION_STARTS, USER_KINDS
 from sitesim.models.workpool import EstimateModel
 from sitesim.output import atomic_write
 from sitesim.progress import ProgressBar
@@ -182,7 +182,7 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument(
         "--session-starts",
-        choices=("after_break", "scheduled"),
+        choices=SESSION_STARTS,
         default="after_break",
         help="when a user who left a session starts the next: a break after its last job "
         "ended (after_break, the default) or after its first submission (scheduled)",
