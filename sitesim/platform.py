@@ -1,0 +1,517 @@
+"""The platform: a site's nodes and partitions, as one validated, frozen description.
+
+A platform is a list of **node types** (how many nodes, their cores, GPUs and memory) numbered
+in order (the first type's nodes are 0, 1, ...), and a list of **partitions**: a name, the
+nodes it may use (node types and/or index ranges; partitions may overlap), a maximum time
+limit, and how jobs are allocated in it: ``exclusive`` (whole nodes) or ``shared`` (cores, GPUs
+and memory packed onto nodes). One partition is the default. ``placement`` says which nodes the
+machine picks for a job: ``first_fit`` (the lowest-numbered that fit) or ``best_fit`` (the
+tightest, as Slurm's consumable-resources selection does).
+
+``Platform.processors(N)`` is what ``--procs N`` means: N one-core nodes in one exclusive
+partition. A run on it is run by the plain processor machine, which gives the same schedules as
+before platforms existed (a property test checks the node machine gives them too).
+
+The TOML file (``--platform site.toml``; every key in docs/reference/platform.md)::
+
+    placement = "first_fit"
+    default_partition = "normal"
+
+    [[nodes]]
+    type = "cpu"
+    count = 400
+    cores = 64
+    memory = "256G"
+
+    [[nodes]]
+    type = "gpu"
+    count = 40
+    cores = 32
+    gpus = 4
+    memory = "512G"
+
+    [[partitions]]
+    name = "normal"
+    nodes = ["cpu"]
+    max_time = "2-00:00:00"
+
+    [[partitions]]
+    name = "gpu"
+    nodes = ["gpu"]
+    allocation = "shared"
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from sitesim.errors import ConfigError
+
+Allocation = Literal["exclusive", "shared"]
+Placement = Literal["first_fit", "best_fit"]
+ALLOCATIONS: tuple[Allocation, ...] = ("exclusive", "shared")
+PLACEMENTS: tuple[Placement, ...] = ("first_fit", "best_fit")
+#: More nodes than this is refused before anything runs (ten times today's largest machines).
+MAX_NODES = 1_000_000
+
+
+class PlatformError(ConfigError):
+    """A bad platform description: the message names the file, the key and the allowed values."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeType:
+    """``count`` identical nodes: ``cores`` cores, ``gpus`` GPUs and ``memory`` MB each."""
+
+    name: str
+    count: int
+    cores: int
+    gpus: int = 0
+    memory: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.name, "count": self.count, "cores": self.cores}
+        if self.gpus:
+            data["gpus"] = self.gpus
+        if self.memory:
+            data["memory"] = f"{self.memory}M"
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """A named set of nodes jobs are submitted to.
+
+    Attributes:
+        name: what jobs and the summaries call it.
+        nodes: the nodes it may use, ascending indices.
+        max_time: the longest time limit a job may ask for here (seconds; inf: unlimited).
+        allocation: ``exclusive`` (a job gets whole nodes) or ``shared`` (packed onto nodes).
+        swf: SWF partition numbers (field 16) whose jobs are submitted here.
+        spec: the nodes as the file wrote them (node types and ranges), for saving.
+    """
+
+    name: str
+    nodes: tuple[int, ...]
+    max_time: float = math.inf
+    allocation: Allocation = "exclusive"
+    swf: tuple[int, ...] = ()
+    spec: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "nodes": list(self.spec)}
+        if math.isfinite(self.max_time):
+            data["max_time"] = format_duration(self.max_time)
+        if self.allocation != "exclusive":
+            data["allocation"] = self.allocation
+        if self.swf:
+            data["swf"] = list(self.swf)
+        return data
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A site's nodes and partitions (see the module's docstring).
+
+    Attributes:
+        node_types: the node types, nodes numbered in this order.
+        partitions: the partitions; ``default`` indexes the default one.
+        placement: ``first_fit`` or ``best_fit``.
+        downtime: maintenance windows and failures (:mod:`sitesim.downtime`; its own table).
+        name: what the platform is called (the file's stem; "N processors" for the shorthand).
+    """
+
+    node_types: tuple[NodeType, ...]
+    partitions: tuple[Partition, ...]
+    default: int = 0
+    placement: Placement = "first_fit"
+    downtime: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""
+    #: Per-node capacities (cores, GPUs, memory MB) and node type index, as arrays.
+    cores: np.ndarray = field(init=False, repr=False, compare=False)
+    gpus: np.ndarray = field(init=False, repr=False, compare=False)
+    memory: np.ndarray = field(init=False, repr=False, compare=False)
+    node_type: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        types = self.node_types
+        counts = [t.count for t in types]
+        set_ = object.__setattr__
+        set_(self, "node_type", np.repeat(np.arange(len(types)), counts))
+        for name in ("cores", "gpus", "memory"):
+            values = np.repeat(np.array([getattr(t, name) for t in types], np.int64), counts)
+            values.setflags(write=False)
+            set_(self, name, values)
+
+    # -- shorthand and sizes -------------------------------------------------------------
+    @classmethod
+    def processors(cls, procs: int) -> Platform:
+        """``--procs N``: N one-core nodes in one exclusive partition named ``all``."""
+        if not (isinstance(procs, int) and 1 <= procs <= MAX_NODES):
+            raise PlatformError(f"procs must be a whole number in [1, {MAX_NODES}], got {procs!r}")
+        return cls(
+            (NodeType("proc", procs, 1),),
+            (Partition("all", tuple(range(procs)), spec=("proc",)),),
+            name=f"{procs} processors",
+        )
+
+    @property
+    def is_processors(self) -> bool:
+        """True for N one-core nodes, one exclusive partition, no downtime: the plain machine
+        (the processor machine gives the same schedules, faster)."""
+        return (
+            len(self.node_types) == 1
+            and self.node_types[0].cores == 1
+            and not self.node_types[0].gpus
+            and not self.node_types[0].memory
+            and len(self.partitions) == 1
+            and self.partitions[0].allocation == "exclusive"
+            and len(self.partitions[0].nodes) == self.nodes
+            and not self.downtime
+        )
+
+    @property
+    def nodes(self) -> int:
+        return sum(t.count for t in self.node_types)
+
+    @property
+    def total_cores(self) -> int:
+        return int(self.cores.sum())
+
+    @property
+    def total_gpus(self) -> int:
+        return int(self.gpus.sum())
+
+    @property
+    def total_memory(self) -> int:
+        return int(self.memory.sum())
+
+    def partition_index(self, name: str) -> int:
+        """The index of the partition called ``name`` (KeyError if none)."""
+        for k, part in enumerate(self.partitions):
+            if part.name == name:
+                return k
+        raise KeyError(name)
+
+    def swf_partitions(self) -> dict[int, int]:
+        """SWF partition number -> partition index, from the partitions' ``swf`` lists."""
+        return {number: k for k, part in enumerate(self.partitions) for number in part.swf}
+
+    # -- files -----------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path) -> Platform:
+        """Read a platform file (TOML).
+
+        Raises:
+            PlatformError: the file cannot be read, or a key is unknown or out of range (the
+                message names the file and the key).
+        """
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text())
+        except OSError as err:
+            raise PlatformError(f"{path}: cannot read the platform file: {err.strerror}") from None
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+            raise PlatformError(f"{path}: not a TOML file: {err}") from None
+        data.setdefault("name", path.stem)
+        return cls.from_dict(data, where=str(path), base=path.parent)
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], where: str = "platform", base: Path | None = None
+    ) -> Platform:
+        """Build and validate a platform from its TOML tables (or :meth:`to_dict`'s output).
+        ``base`` is the folder relative file names (a failure file) are read from."""
+        check = _Checker(where)
+        check.keys(data, "", ("name", "placement", "default_partition", "nodes", "partitions",
+                              "downtime"))  # fmt: skip
+        placement = check.choice(data, "placement", PLACEMENTS, "first_fit")
+        node_rows = check.tables(data, "nodes")
+        types: list[NodeType] = []
+        for k, row in enumerate(node_rows):
+            key = f"nodes[{k}]"
+            check.keys(row, key, ("type", "count", "cores", "gpus", "memory"))
+            name = check.name(row, f"{key}.type")
+            if any(t.name == name for t in types):
+                raise check.error(f"{key}.type", f"node type {name!r} is defined twice")
+            count = check.whole(row, key, "count", 1)
+            types.append(
+                NodeType(
+                    name,
+                    count,
+                    check.whole(row, key, "cores", 1),
+                    check.whole(row, key, "gpus", 0, 0),
+                    check.memory(row, key),
+                )
+            )
+        total = sum(t.count for t in types)
+        if total > MAX_NODES:
+            raise check.error("nodes", f"{total:,} nodes in all; at most {MAX_NODES:,}")
+        starts = np.cumsum([0] + [t.count for t in types]).tolist()
+        by_type = {t.name: range(starts[k], starts[k + 1]) for k, t in enumerate(types)}
+        parts: list[Partition] = []
+        seen_swf: dict[int, str] = {}
+        for k, row in enumerate(check.tables(data, "partitions")):
+            key = f"partitions[{k}]"
+            check.keys(row, key, ("name", "nodes", "max_time", "allocation", "swf"))
+            name = check.name(row, f"{key}.name")
+            if any(p.name == name for p in parts):
+                raise check.error(f"{key}.name", f"partition {name!r} is defined twice")
+            spec = row.get("nodes")
+            if isinstance(spec, str):
+                spec = [spec]
+            if not isinstance(spec, list) or not spec or not all(isinstance(s, str) for s in spec):
+                raise check.error(
+                    f"{key}.nodes",
+                    f"must list node types ({', '.join(by_type)}) or index ranges such as "
+                    f"'0-3,17', got {spec!r}",
+                )
+            nodes = _resolve_nodes(spec, by_type, total, check, f"{key}.nodes")
+            max_time = check.duration(row, f"{key}.max_time")
+            allocation = check.choice(row, "allocation", ALLOCATIONS, "exclusive", key)
+            swf = row.get("swf", [])
+            if not isinstance(swf, list) or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in swf
+            ):
+                raise check.error(
+                    f"{key}.swf", f"must list SWF partition numbers >= 0, got {swf!r}"
+                )
+            for number in swf:
+                if number in seen_swf:
+                    raise check.error(
+                        f"{key}.swf",
+                        f"SWF partition {number} is mapped to {seen_swf[number]!r} too",
+                    )
+                seen_swf[number] = name
+            parts.append(Partition(name, nodes, max_time, allocation, tuple(swf), tuple(spec)))
+        default = 0
+        if "default_partition" in data:
+            wanted = data["default_partition"]
+            names = [p.name for p in parts]
+            if wanted not in names:
+                raise check.error(
+                    "default_partition", f"{wanted!r} is not a partition; one of {', '.join(names)}"
+                )
+            default = names.index(wanted)
+        downtime = data.get("downtime", {})
+        if not isinstance(downtime, Mapping):
+            raise check.error("downtime", f"must be a table, got {downtime!r}")
+        if downtime:
+            from sitesim.downtime import Downtime
+
+            Downtime.from_dict(downtime, {p.name: p.nodes for p in parts}, total, check.where, base)
+        name = data.get("name", "")
+        if not isinstance(name, str):
+            raise check.error("name", f"must be a string, got {name!r}")
+        return cls(tuple(types), tuple(parts), default, placement, dict(downtime), name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The platform as TOML tables (:meth:`from_dict` rebuilds it)."""
+        data: dict[str, Any] = {"name": self.name, "placement": self.placement}
+        data["default_partition"] = self.partitions[self.default].name
+        data["nodes"] = [t.to_dict() for t in self.node_types]
+        data["partitions"] = [p.to_dict() for p in self.partitions]
+        if self.downtime:
+            data["downtime"] = dict(self.downtime)
+        return data
+
+    def describe(self) -> str:
+        """One line: nodes, cores, GPUs and partitions."""
+        gpus = f", {self.total_gpus:,} GPUs" if self.total_gpus else ""
+        return (
+            f"{self.name or 'platform'}: {self.nodes:,} nodes, {self.total_cores:,} cores{gpus}, "
+            f"{len(self.partitions)} partitions"
+        )
+
+
+# -- node ranges -------------------------------------------------------------------------------
+def format_nodes(nodes: Iterable[int]) -> str:
+    """Node indices as compact ranges: ``[0, 1, 2, 3, 17]`` -> ``'0-3,17'``."""
+    parts: list[str] = []
+    run_start = prev = None
+    for node in sorted(nodes):
+        if prev is not None and node == prev + 1:
+            prev = node
+            continue
+        if run_start is not None:
+            parts.append(str(run_start) if run_start == prev else f"{run_start}-{prev}")
+        run_start = prev = node
+    if run_start is not None:
+        parts.append(str(run_start) if run_start == prev else f"{run_start}-{prev}")
+    return ",".join(parts)
+
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def parse_nodes(text: str) -> list[int]:
+    """``'0-3,17'`` -> ``[0, 1, 2, 3, 17]`` (ValueError naming the bad part)."""
+    nodes: list[int] = []
+    for part in text.split(","):
+        match = _RANGE.match(part.strip())
+        if not match:
+            raise ValueError(f"{part!r} is not a node index or a range such as '0-3'")
+        low = int(match[1])
+        high = int(match[2]) if match[2] is not None else low
+        if high < low:
+            raise ValueError(f"the range {part!r} is reversed")
+        nodes.extend(range(low, high + 1))
+    return nodes
+
+
+def _resolve_nodes(
+    spec: Sequence[str], by_type: Mapping[str, range], total: int, check: _Checker, key: str
+) -> tuple[int, ...]:
+    nodes: set[int] = set()
+    for item in spec:
+        if item in by_type:
+            nodes.update(by_type[item])
+            continue
+        try:
+            indices = parse_nodes(item)
+        except ValueError as err:
+            raise check.error(
+                key, f"{item!r} is neither a node type ({', '.join(by_type)}) nor a range: {err}"
+            ) from None
+        if indices and max(indices) >= total:
+            raise check.error(key, f"{item!r} names node {max(indices)}; nodes are 0-{total - 1}")
+        nodes.update(indices)
+    if not nodes:
+        raise check.error(key, "names no node")
+    return tuple(sorted(nodes))
+
+
+# -- durations and sizes -----------------------------------------------------------------------
+_SLURM_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+
+
+def parse_duration(text: str) -> float:
+    """A time limit in Slurm's syntax, in seconds: ``minutes``, ``minutes:seconds``,
+    ``hours:minutes:seconds``, ``days-hours``, ``days-hours:minutes``,
+    ``days-hours:minutes:seconds``, or ``UNLIMITED`` / ``INFINITE`` (inf).
+
+    Raises:
+        ValueError: any other text.
+    """
+    text = text.strip()
+    if text.upper() in ("UNLIMITED", "INFINITE"):
+        return math.inf
+    match = _SLURM_TIME.match(text)
+    if not match:
+        raise ValueError(
+            f"{text!r} is not a time in Slurm's syntax (minutes, [days-]hours:minutes:seconds, "
+            "days-hours, or UNLIMITED)"
+        )
+    days, a, b, c = (int(g) if g is not None else None for g in match.groups())
+    assert a is not None
+    if days is not None:  # days-hours[:minutes[:seconds]]
+        return float(((days * 24 + a) * 60 + (b or 0)) * 60 + (c or 0))
+    if c is not None:  # hours:minutes:seconds
+        return float((a * 60 + (b or 0)) * 60 + c)
+    if b is not None:  # minutes:seconds
+        return float(a * 60 + b)
+    return float(a * 60)  # minutes
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds in Slurm's ``days-hours:minutes:seconds`` (``UNLIMITED`` for inf)."""
+    if not math.isfinite(seconds):
+        return "UNLIMITED"
+    whole = round(seconds)
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*([MGT]?)B?$", re.IGNORECASE)
+_MB = {"": 1, "M": 1, "G": 1024, "T": 1024 * 1024}
+
+
+def parse_memory(value: Any) -> int:
+    """Memory in MB (Slurm's unit): an integer (MB) or text such as ``'256G'``, ``'512M'``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return value
+    if isinstance(value, str) and (match := _MEMORY.match(value.strip())):
+        return int(float(match[1]) * _MB[match[2].upper()])
+    raise ValueError(f"{value!r} is not a memory size (MB as a number, or text such as '256G')")
+
+
+class _Checker:
+    """Validation of one platform description; every error names ``where`` and the key."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def error(self, key: str, problem: str) -> PlatformError:
+        return PlatformError(f"{self.where}: {key}: {problem}")
+
+    def keys(self, table: Mapping[str, Any], key: str, allowed: Sequence[str]) -> None:
+        for name in table:
+            if name not in allowed:
+                where = f"{key}.{name}" if key else name
+                raise self.error(where, f"unknown key; the keys here are {', '.join(allowed)}")
+
+    def tables(self, data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+        rows = data.get(key)
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, Mapping) for r in rows):
+            raise self.error(key, f"must be one or more [[{key}]] tables")
+        return rows
+
+    def name(self, table: Mapping[str, Any], key: str) -> str:
+        value = table.get(key.rsplit(".", 1)[1])
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(key, f"must be a non-empty name, got {value!r}")
+        return value
+
+    def whole(
+        self, table: Mapping[str, Any], key: str, name: str, low: int, default: int | None = None
+    ) -> int:
+        value = table.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise self.error(f"{key}.{name}", f"must be a whole number >= {low}, got {value!r}")
+        if value > MAX_NODES * 1024:
+            raise self.error(f"{key}.{name}", f"{value:,} is absurd")
+        return value
+
+    def memory(self, table: Mapping[str, Any], key: str) -> int:
+        try:
+            return parse_memory(table.get("memory", 0))
+        except ValueError as err:
+            raise self.error(f"{key}.memory", str(err)) from None
+
+    def duration(self, table: Mapping[str, Any], key: str) -> float:
+        value = table.get(key.rsplit(".", 1)[1], "UNLIMITED")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return float(value * 60)  # (a number is minutes, as in slurm.conf)
+        try:
+            seconds = parse_duration(value) if isinstance(value, str) else -1.0
+        except ValueError as err:
+            raise self.error(key, str(err)) from None
+        if not seconds > 0:
+            raise self.error(key, f"must be a time limit > 0 (or UNLIMITED), got {value!r}")
+        return seconds
+
+    def choice(
+        self,
+        table: Mapping[str, Any],
+        name: str,
+        allowed: Sequence[Any],
+        default: Any,
+        key: str = "",
+    ) -> Any:
+        value = table.get(name, default)
+        if value not in allowed:
+            where = f"{key}.{name}" if key else name
+            raise self.error(where, f"{value!r} is not one of {', '.join(allowed)}")
+        return value
