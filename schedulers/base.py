@@ -36,6 +36,9 @@ class Scheduler(ABC):
     skip_idle_passes: ClassVar[bool] = False
     #: Set by the site it serves: a scheduler keeps state, so it serves one run only.
     _served: bool = False
+    #: How it runs on a platform of nodes (:mod:`sitesim.node_pass`): ``list``, ``greedy``,
+    #: ``easy``, ``conservative`` or ``plan``; None: only on processors (``--procs``).
+    platform_mode: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -102,6 +105,15 @@ class Scheduler(ABC):
         Subclasses that keep more state per waiting job extend this.
         """
         self.dequeue(jobs)
+
+    def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
+        """The waiting jobs in the order a pass on a platform considers them; ``free`` and
+        ``running`` view the platform as one pool of cores (for policies that need one)."""
+        ordered = getattr(self, "ordered", None)
+        return list(ordered(now)) if ordered is not None else list(self.queue)
+
+    def nodes_changed(self) -> None:  # noqa: B027 - optional hook
+        """Nodes went down or came back: forget what was planned on them."""
 
     def use_seed(self, seed: int) -> None:
         """Called with the run's seed before a configured run; a scheduler that draws random

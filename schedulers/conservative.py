@@ -11,6 +11,7 @@ time promised when it arrived.
 
 from __future__ import annotations
 
+import math
 from bisect import insort
 from typing import Any
 
@@ -25,6 +26,7 @@ class Conservative(Scheduler):
     """Conservative backfilling with schedule compression."""
 
     name = "CONSERVATIVE"
+    platform_mode = "conservative"
 
     def __init__(self) -> None:
         super().__init__()
@@ -82,6 +84,14 @@ class Conservative(Scheduler):
         for job in started:
             del self.reservation[job]
         return started
+
+    def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
+        """Every waiting job by its current reservation, new arrivals last (by arrival)."""
+        self.queue.extend(self._arrived)
+        self._arrived.clear()
+        reservation = self.reservation
+        self.queue.sort(key=lambda job: (reservation.get(job, math.inf), job.id))
+        return list(self.queue)
 
     def stats(self) -> dict[str, Any]:
         return {"compressions": self._compressions}

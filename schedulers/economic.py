@@ -240,6 +240,12 @@ class ECON(EASY):
     def job_ended(self, job: Job, now: float) -> None:
         self._tick(now)
 
+    def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
+        """Bids brought up to ``now``, then the bid order (on a platform the fragmentation
+        charge is not computed: it counts idle processors of one pool)."""
+        self._tick(now)
+        return self.ordered(now)
+
     def ordered(self, now: float) -> list[Job]:
         """The waiting jobs by bid, highest first, ties by arrival."""
         levels = {user: self._level_at(a, now) for user, a in self._accounts.items() if a.waiting}

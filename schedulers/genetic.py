@@ -89,6 +89,12 @@ class GA(EASY):
         self._running, self._free = running, free
         return super().select(now, free, running)
 
+    def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
+        """On a platform the fitness sees it as one pool of cores (its free cores, the
+        running jobs' cores)."""
+        self._running, self._free = running, free
+        return self.ordered(now)
+
     def ordered(self, now: float) -> list[Job]:
         queue, free = self.queue, self._free
         if len(queue) < 2 or sum(job.size for job in queue) <= free:

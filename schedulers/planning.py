@@ -59,6 +59,7 @@ class Planning(Scheduler):
     """
 
     name = "PLAN"
+    platform_mode = "plan"
 
     def __init__(self, policy: str = "FCFS") -> None:
         super().__init__()
@@ -67,6 +68,9 @@ class Planning(Scheduler):
         self._plan: list[tuple[float, Job]] | None = None
         self._arrivals = 0  # submissions since the last pass
         self._early = 0  # jobs that ended before their estimate since the last pass
+        #: Plans an order: ``planner(order, now, free, running)`` -> starts (on a platform,
+        #: the node pass's planner).
+        self.planner: Callable[[Sequence[Job], float, int, Running], list[float]] = plan
 
     def submit(self, job: Job, now: float) -> None:
         super().submit(job, now)
@@ -80,6 +84,9 @@ class Planning(Scheduler):
 
     def withdraw(self, jobs: list[Job]) -> None:
         super().withdraw(jobs)
+        self._plan = None
+
+    def nodes_changed(self) -> None:
         self._plan = None
 
     def ordered(self, policy: str) -> list[Job]:
@@ -107,7 +114,7 @@ class Planning(Scheduler):
         """The plan of this pass: the waiting jobs in order and their planned starts (dynP
         decides the policy here)."""
         order = self.ordered(self.policy)
-        return order, plan(order, now, free, running)
+        return order, self.planner(order, now, free, running)
 
     def count_started(self, started: list[Job]) -> None:
         """Jobs started now, under the active policy (dynP counts them)."""
@@ -236,7 +243,7 @@ class DynP(Planning):
         by_arrival = [0.0] * len(canonical)
         for policy in POLICIES:
             order = self.ordered(policy)
-            starts = plan(order, now, free, running)
+            starts = self.planner(order, now, free, running)
             for job, start in zip(order, starts, strict=True):
                 by_arrival[position[job]] = start
             plans[policy] = (order, starts)

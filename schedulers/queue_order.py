@@ -33,6 +33,7 @@ class FCFS(Scheduler):
     """
 
     name = "FCFS"
+    platform_mode = "list"
     #: True when the queue is in arrival order (no sort key).
     arrival_order = True
     skip_idle_passes = True  # (select returns at once)
@@ -133,6 +134,7 @@ class EASY(FCFS):
     """
 
     name = "EASY"
+    platform_mode = "easy"
     # (a skipped pass leaves the last blocked pass's state, which stays right: the next pass
     # with a processor free follows a job's end, which clears it; one with a job waiting after
     # none did has another head)
@@ -211,6 +213,9 @@ class EASY(FCFS):
     def withdraw(self, jobs: list[Job]) -> None:
         self._blocked = None
         super().withdraw(jobs)
+
+    def nodes_changed(self) -> None:
+        self._blocked = None
 
     def params(self) -> dict[str, Any]:
         if self.priority is None:

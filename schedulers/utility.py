@@ -39,6 +39,7 @@ class FirstPrice(Scheduler):
 
     name = "FIRSTPRICE"
     starves = True
+    platform_mode = "greedy"
 
     def submit(self, job: Job, now: float) -> None:
         """The queue is kept in decreasing density (ties by arrival)."""

@@ -28,8 +28,9 @@ MIN_ESTIMATE = 1.0
 
 class JobState(enum.IntEnum):
     """Where a job is in its life. The legal transitions are
-    CREATED → WAITING → RUNNING → COMPLETED | KILLED, WAITING → CANCELLED, and
-    CREATED → REJECTED (the site refused it: impossible, or submitted after the horizon)."""
+    CREATED → WAITING → RUNNING → COMPLETED | KILLED, WAITING → CANCELLED,
+    CREATED → REJECTED (the site refused it: impossible, or submitted after the horizon), and
+    on a platform whose nodes fail, RUNNING → WAITING (requeued) or RUNNING → FAILED."""
 
     CREATED = 0
     WAITING = 1
@@ -38,6 +39,7 @@ class JobState(enum.IntEnum):
     KILLED = 4
     CANCELLED = 5
     REJECTED = 6
+    FAILED = 7
 
 
 @dataclass(slots=True, eq=False)
@@ -60,6 +62,10 @@ class Job:
         data: free slot for model extensions (a budget, ...).
         utility: the value the user attaches to the job's turnaround (the truth, for metrics).
         stated: the utility function the user states (what schedulers see; the truth if None).
+        ask: what it asks for beyond its cores on a platform (a
+            :class:`~sitesim.placement.Request`; None: cores in the default partition).
+        demand: the request resolved by the site on a platform (:class:`~sitesim.placement.Demand`).
+        alloc: where it runs on a platform, once started (:class:`~sitesim.placement.Alloc`).
     """
 
     size: int
@@ -81,6 +87,9 @@ class Job:
     data: Any = None
     utility: UtilityFunction | None = None
     stated: UtilityFunction | None = None
+    ask: Any = None
+    demand: Any = None
+    alloc: Any = None
 
     #: Size, runtime and estimate as submitted: the site runs a job as it was submitted.
     _size: int = field(init=False, repr=False)
@@ -149,6 +158,20 @@ class Job:
             self._changed(now)
         self.end = now
         self.state = _KILLED if self._duration < self.runtime else _COMPLETED
+
+    def mark_requeued(self, now: float) -> None:
+        """RUNNING -> WAITING: its node failed and it waits to run again from the start."""
+        if self.state is not _RUNNING:
+            self._refuse(now, JobState.RUNNING, "requeued")
+        self.start = math.nan
+        self.state = _WAITING
+
+    def mark_failed(self, now: float) -> None:
+        """RUNNING -> FAILED: its node failed and it is not requeued."""
+        if self.state is not _RUNNING:
+            self._refuse(now, JobState.RUNNING, "failed")
+        self.end = now
+        self.state = JobState.FAILED
 
     def mark_cancelled(self, now: float) -> None:
         """WAITING -> CANCELLED: it leaves the queue without starting."""

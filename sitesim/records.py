@@ -76,6 +76,9 @@ def job_records(jobs: Sequence[Job]) -> np.ndarray:
     ended = (rec["state"] == JobState.COMPLETED) | killed
     # what the job ran (Job.duration): a killed job its estimate (the column holds the runtime)
     rec["runtime"] = np.where(ended, np.where(killed, rec["estimate"], rec["runtime"]), np.nan)
+    failed = rec["state"] == JobState.FAILED  # (its node failed: it ran until then)
+    if failed.any():
+        rec["runtime"][failed] = rec["end"][failed] - rec["start"][failed]
     rec["utility"] = rec["start_value"] = rec["stated_value"] = np.nan
     for k, job in enumerate(jobs):
         utility = job.utility

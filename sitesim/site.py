@@ -34,11 +34,15 @@ from sitesim.errors import InvalidJobError, JobStateError, SchedulerError
 from sitesim.job import MIN_ESTIMATE, Job, JobState
 from sitesim.machine import Machine, OverAllocationError
 from sitesim.metrics import Summary, measure
+from sitesim.platform import Platform
 from sitesim.records import job_records
 from sitesim.schedulers.base import Scheduler, scheduler_label
 
 if TYPE_CHECKING:
     from sitesim.config import RunConfig
+    from sitesim.node_machine import NodeMachine
+    from sitesim.node_pass import NodePass
+    from sitesim.platform_site import PlatformRecords
 
 ProcessGenerator = Generator[Event, Any, Any]
 
@@ -71,6 +75,10 @@ class SiteResult:
             skipped, offered loads, scale factor, ...).
         utility: the true utility function of each record that has one (record index -> the
             SWF extension text), for the output trace.
+        platform: the platform of nodes the run used (None: ``procs`` processors).
+        placement: on a platform, per record: partition, nodes, cores, GPUs and memory held,
+            requeues (:mod:`sitesim.platform_site`); None otherwise.
+        per_partition: on a platform, statistics per partition (None otherwise).
     """
 
     procs: int
@@ -84,6 +92,9 @@ class SiteResult:
     config: RunConfig | None = None
     workload: dict[str, Any] = field(default_factory=dict)
     utility: dict[int, str] = field(default_factory=dict, repr=False)
+    platform: Platform | None = field(default=None, repr=False)
+    placement: PlatformRecords | None = field(default=None, repr=False)
+    per_partition: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -109,7 +120,8 @@ class Site:
     event fired, the scheduler told (:meth:`Scheduler.withdraw`).
 
     Args:
-        procs: number of processors.
+        procs: number of processors, or a :class:`~sitesim.platform.Platform` of nodes (one
+            of N one-core nodes in one partition with no downtime runs as N processors).
         scheduler: the scheduling policy: a fresh one, as it keeps state (a scheduler that
             already served a site is refused with :class:`~sitesim.errors.SchedulerError`).
         strict: raise on an impossible job instead of rejecting and counting it.
@@ -122,7 +134,7 @@ class Site:
 
     def __init__(
         self,
-        procs: int,
+        procs: int | Platform,
         scheduler: Scheduler,
         *,
         strict: bool = False,
@@ -137,7 +149,18 @@ class Site:
             )
         scheduler._served = True
         self.env = event_queue.environment()
-        self.machine = Machine(self.env, procs, self._job_ended)
+        #: The platform of nodes (None: plain processors, the machine of :mod:`sitesim.machine`).
+        self.platform: Platform | None = None
+        self.nodes: NodeMachine | None = None
+        self._node_pass: NodePass | None = None
+        if isinstance(procs, Platform) and not procs.is_processors:
+            from sitesim import platform_site
+
+            self.platform = procs
+            platform_site.attach(self, procs, scheduler)  # (sets machine, nodes, _node_pass)
+        else:
+            size = procs.nodes if isinstance(procs, Platform) else procs
+            self.machine = Machine(self.env, size, self._job_ended)
         self.scheduler = scheduler
         self.strict = strict
         #: Cancel a waiting job once it can no longer end before its (stated) deadline.
@@ -198,6 +221,8 @@ class Site:
             and size == int(size)
         ):
             return self._reject(job, self._problem(job))
+        if self.nodes is not None and (problem := self._demand(job)) is not None:
+            return self._reject(job, problem)
         if self._closed:
             return self._reject(job, AFTER_HORIZON)
         now = self.env.now
@@ -220,6 +245,11 @@ class Site:
             if job.state is JobState.REJECTED:
                 job.done.succeed(job)
         return job.done
+
+    def _demand(self, job: Job) -> tuple[str, str] | None:
+        """On a platform: resolve the job's request (``job.demand``), or say why it cannot
+        run (set by :func:`sitesim.platform_site.attach`)."""
+        return None
 
     def _problem(self, job: Job) -> tuple[str, str]:
         """Why the machine cannot run ``job``: (reason, detail)."""
@@ -264,6 +294,11 @@ class Site:
         now = self.env.now
         if self._expiry and self._expiry[0][0] < now:
             self._cancel_expired()
+        if self._node_pass is not None:
+            self._start_on_nodes(now)
+            if self._closed:
+                self._check_end()
+            return
         machine = self.machine
         free, running = machine.free, machine.running
         if (free and self._unfinished > len(running)) or not self.scheduler.skip_idle_passes:
@@ -278,6 +313,17 @@ class Site:
                     raise SchedulerError(f"scheduler {self.scheduler.name}: {err}{twice}") from None
         if self._closed:
             self._check_end()
+
+    def _start_on_nodes(self, now: float) -> None:
+        """The pass on a platform: the node pass chooses the jobs and where they run."""
+        assert self._node_pass is not None and self.nodes is not None
+        start = self.nodes.start
+        started = self._node_pass.run(now)
+        try:
+            for job, alloc in started:
+                start(job, alloc)
+        except (JobStateError, OverAllocationError) as err:
+            raise SchedulerError(f"scheduler {self.scheduler.name}: {err}") from None
 
     def _cancel_expired(self) -> None:
         """Cancel the waiting jobs that can no longer end before their deadline."""
@@ -389,6 +435,15 @@ class Site:
             window = (0.0, 0.0)
         skipped = sum(n for reason, n in self.rejected.items() if reason != AFTER_HORIZON)
         summary, users = measure(records, self.machine.procs, window, skipped=skipped)
+        placement = partitions = None
+        stats = {"passes": self.passes, **self.scheduler.stats()}
+        if self.nodes is not None:
+            from sitesim import platform_site
+
+            placement = platform_site.placement_records(self, len(records))
+            stats["platform"], partitions = platform_site.platform_summary(
+                self, records, placement, window
+            )
         return SiteResult(
             procs=self.machine.procs,
             scheduler=self.scheduler.name,
@@ -396,9 +451,12 @@ class Site:
             records=records,
             summary=summary,
             per_user=users,
-            scheduler_stats={"passes": self.passes, **self.scheduler.stats()},
+            scheduler_stats=stats,
             rejected=dict(sorted(self.rejected.items())),
             utility=self._utility_texts(),
+            platform=self.platform,
+            placement=placement,
+            per_partition=partitions,
         )
 
     def _utility_texts(self) -> dict[int, str]:

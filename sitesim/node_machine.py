@@ -1,0 +1,168 @@
+"""The machine of a platform: nodes with cores, GPUs and memory, jobs placed on them, and
+nodes that go down (maintenance windows, failures).
+
+The scheduler decides which jobs start; the node pass (:mod:`sitesim.node_pass`) places each
+on concrete resources (:func:`sitesim.placement.place`) and the machine checks, as it starts
+the job, that no node, core, GPU or byte of memory is over-allocated and that every node is in
+the job's partition and up. A job holds its allocation until it ends.
+
+Outages (:mod:`sitesim.downtime`) take nodes down. A job running on a node that goes down is
+killed and requeued (``on_failure = "requeue"``, as Slurm's ``--requeue``) or recorded as
+failed; the machine counts requeues, node-seconds down and the core-seconds of work lost.
+A node is down while any outage covers it.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, insort
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sitesim.event_queue import SiteEnvironment
+from sitesim.job import Job
+from sitesim.machine import OverAllocationError
+from sitesim.placement import Alloc, Free, Partitions, capacity
+
+
+class NodeMachine:
+    """A platform's nodes shared by jobs.
+
+    Attributes:
+        procs: cores in all (the machine's size for the metrics).
+        free: resources free now (down nodes hold nothing free).
+        running: ``(estimated end, id, job)`` ascending, as schedulers see the running jobs.
+        up: True for each node that is up.
+        requeued, failed: jobs requeued and failed after a node went down.
+        work_lost: core-seconds of work the killed runs had done.
+    """
+
+    def __init__(
+        self,
+        env: SiteEnvironment,
+        parts: Partitions,
+        on_end: Callable[[Job], None],
+        on_kill: Callable[[Job, bool], None],
+    ) -> None:
+        self.env = env
+        self.parts = parts
+        platform = parts.platform
+        self.procs = platform.total_cores
+        self.free: Free = capacity(platform)
+        self.running: list[tuple[float, int, Job]] = []
+        self.up = np.ones(platform.nodes, dtype=bool)
+        self._down = np.zeros(platform.nodes, dtype=np.int64)  # outages covering each node
+        self._on_end = on_end
+        self._on_kill = on_kill
+        self._end_callbacks: list[Callable[[Any], None]] = [self._end]
+        self._runs: dict[int, int] = {}  # job id -> run number (a killed run's end is ignored)
+        self.requeued = 0
+        self.failed = 0
+        self.work_lost = 0.0
+        #: Requeues of each job, by id.
+        self.requeues: dict[int, int] = {}
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.running)
+
+    def start(self, job: Job, alloc: Alloc) -> None:
+        """Start ``job`` now on ``alloc``.
+
+        Raises:
+            OverAllocationError: a node is down, outside the job's partition, or short of a
+                resource the allocation takes.
+            JobStateError: the job is not waiting, or was changed since it was submitted.
+        """
+        nodes = alloc.nodes
+        free = self.free
+        if (
+            not self.up[nodes].all()
+            or (free.cores[nodes] < alloc.cores).any()
+            or (free.gpus[nodes] < alloc.gpus).any()
+            or (free.memory[nodes] < alloc.memory).any()
+            or int(alloc.cores.sum()) < job.size
+            or not np.isin(nodes, self.parts.nodes[job.demand.part]).all()
+        ):
+            raise OverAllocationError(
+                f"at t = {self.env.now:g} s job {job.id} was placed on nodes that are down, "
+                "outside its partition, or short of the cores, GPUs or memory it takes"
+            )
+        env = self.env
+        now = env.now
+        duration = job.mark_started(now)
+        free.take(alloc)
+        job.alloc = alloc
+        insort(self.running, (now + job.estimate, job.id, job))
+        run = self._runs.get(job.id, 0) + 1
+        self._runs[job.id] = run
+        env.after(duration, self._end_callbacks, (job, run))
+
+    def _end(self, event: Any) -> None:
+        job, run = event._value
+        if self._runs.get(job.id) != run:
+            return  # this run was killed when its node went down
+        del self._runs[job.id]
+        job.mark_ended(self.env.now)
+        self._release(job)
+        self._on_end(job)
+
+    def _release(self, job: Job) -> None:
+        running = self.running
+        del running[bisect_left(running, (job.start + job.estimate, job.id))]
+        alloc: Alloc = job.alloc
+        self.free.give(alloc)
+        down = alloc.nodes[~self.up[alloc.nodes]]
+        if len(down):  # (nothing is free on a down node)
+            self._zero(down)
+
+    # -- outages ---------------------------------------------------------------------------
+    def go_down(self, nodes: np.ndarray, requeue: bool) -> list[Job]:
+        """Outages begin on ``nodes``: jobs running there are killed (requeued, or failed
+        when ``requeue`` is False); returns them."""
+        self._down[nodes] += 1
+        fresh = nodes[~self.up[nodes] == False]  # noqa: E712 - (up until now)
+        self.up[nodes] = False
+        if not len(fresh):
+            return []
+        hit = np.zeros(len(self.up), dtype=bool)
+        hit[fresh] = True
+        killed = [job for _, _, job in self.running if hit[job.alloc.nodes].any()]
+        now = self.env.now
+        for job in killed:
+            self._runs[job.id] = -1
+            self.work_lost += (now - job.start) * int(job.alloc.cores.sum())
+            self._release(job)
+            if requeue:
+                job.mark_requeued(now)
+                self.requeued += 1
+                self.requeues[job.id] = self.requeues.get(job.id, 0) + 1
+            else:
+                job.mark_failed(now)
+                self.failed += 1
+            job.alloc = None if requeue else job.alloc
+            self._on_kill(job, requeue)
+        self._zero(fresh)
+        return killed
+
+    def come_up(self, nodes: np.ndarray) -> None:
+        """Outages end on ``nodes``; a node no outage covers any more is up again, idle."""
+        self._down[nodes] -= 1
+        back = nodes[self._down[nodes] == 0]
+        if len(back):
+            self.up[back] = True
+            platform = self.parts.platform
+            self.free.cores[back] = platform.cores[back]
+            self.free.gpus[back] = platform.gpus[back]
+            self.free.memory[back] = platform.memory[back]
+
+    def _zero(self, nodes: np.ndarray) -> None:
+        self.free.cores[nodes] = 0
+        self.free.gpus[nodes] = 0
+        self.free.memory[nodes] = 0
+
+    def next_free_time(self) -> float:
+        """When the first running job ends by its estimate (inf if none)."""
+        return self.running[0][0] if self.running else math.inf

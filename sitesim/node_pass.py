@@ -1,0 +1,243 @@
+"""The allocation pass on a platform of nodes: which jobs start, and where.
+
+Every scheduler states how it runs on a platform (``Scheduler.platform_mode``) and gives its
+order of the waiting jobs (``Scheduler.platform_order``); the pass applies the policy to the
+nodes each job may use, with reservations for concrete resources (:mod:`sitesim.node_profile`):
+
+- ``list`` (FCFS, SJF, LJF, SCDF): jobs start in order while they fit; the first job of a
+  partition that does not fit blocks the jobs of its partition behind it (Slurm's main
+  scheduler does the same per partition). With one partition this is the list scheduler.
+- ``greedy`` (FirstPrice): every job that fits starts, in order.
+- ``easy`` (EASY, Priority-FIFO, PRIO, CREASY, GA, ECON): in order, jobs start while they fit;
+  the first job of each partition that does not fit is reserved at its earliest start, on
+  concrete nodes; every later job starts if it fits now without touching a reservation for its
+  whole estimate. With one partition this is EASY (on N one-core nodes, exactly).
+- ``conservative``: every waiting job, in order of its current reservation (new arrivals
+  last, by arrival), is placed at its earliest start; those placed now start. No job is ever
+  placed later than its previous reservation (its old slot is still free when its turn comes),
+  unless nodes went down.
+- ``plan`` (PLAN, dynP): the scheduler's own planning, on the nodes (its planner is replaced by
+  one that plans on the node profile); jobs planned now start where the plan put them.
+
+No job starts if its estimate overlaps a maintenance window on its nodes: the windows are
+reservations in the profile. Nodes down after a failure hold nothing, with no known return.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sitesim.job import Job
+from sitesim.node_profile import NodeProfile
+from sitesim.placement import Alloc, place
+
+if TYPE_CHECKING:
+    from sitesim.downtime import Outages
+    from sitesim.node_machine import NodeMachine
+    from sitesim.schedulers.base import Scheduler
+
+MODES = ("list", "greedy", "easy", "conservative", "plan")
+
+
+class NodePass:
+    """Runs a scheduler's passes on a :class:`~sitesim.node_machine.NodeMachine`.
+
+    Args:
+        machine: the nodes.
+        scheduler: the policy (its ``platform_mode`` must be one of :data:`MODES`).
+        maintenance: the maintenance windows (outages known in advance), or None.
+    """
+
+    def __init__(
+        self, machine: NodeMachine, scheduler: Scheduler, maintenance: Outages | None = None
+    ) -> None:
+        mode = scheduler.platform_mode
+        if mode not in MODES:
+            raise ValueError(
+                f"scheduler {scheduler.name or type(scheduler).__name__} cannot run on a "
+                "platform of nodes (it sets no platform_mode); run it with --procs"
+            )
+        self.machine = machine
+        self.scheduler = scheduler
+        self.mode = mode
+        self.parts = machine.parts
+        self._windows = self._window_allocs(maintenance)
+        self._planned: dict[tuple[int, float], Alloc] = {}
+        if mode == "plan":
+            scheduler.planner = self._plan  # type: ignore[attr-defined]
+
+    # -- the pass ----------------------------------------------------------------------------
+    def run(self, now: float) -> list[tuple[Job, Alloc]]:
+        """One pass: the jobs to start now, each with its allocation (taken off the queue)."""
+        scheduler = self.scheduler
+        if not scheduler.queue and self.mode != "conservative":
+            return []
+        if self.mode == "plan":
+            return self._planning(now)
+        machine = self.machine
+        order = scheduler.platform_order(now, *self.pool())
+        if self.mode == "conservative":
+            started = self._conservative(now, order)
+        else:
+            started = self._in_order(now, order)
+        if started:
+            scheduler.dequeue([job for job, _ in started])
+        del machine
+        return started
+
+    def _in_order(self, now: float, order: Sequence[Job]) -> list[tuple[Job, Alloc]]:
+        """The list, greedy and EASY passes."""
+        parts = self.parts
+        mode = self.mode
+        work = self.machine.free.copy()
+        profile: NodeProfile | None = None
+        reach = now + max(job.estimate for job in order) if order else now
+        if self._windows and self._windows[0][0] < reach:
+            profile = self._profile(now, work, [], reach)
+        ended: list[tuple[float, int, Alloc]] = []  # releases of the jobs started so far
+        blocked: set[int] = set()  # partitions with a job that did not fit (list, easy)
+        started: list[tuple[Job, Alloc]] = []
+        first_reservation = True
+        for job in order:
+            demand = job.demand
+            part = demand.part
+            if part in blocked and mode == "list":
+                continue
+            if profile is None:
+                alloc = place(parts, demand, work)
+            else:
+                alloc = profile.fits_now(demand, job.estimate)
+            if alloc is not None:
+                started.append((job, alloc))
+                if profile is None:
+                    work.take(alloc)
+                    ended.append((now + job.estimate, 1, alloc))
+                else:
+                    profile.reserve(now, job.estimate, alloc)
+                continue
+            if mode == "greedy" or part in blocked:
+                continue
+            blocked.add(part)
+            if mode == "easy":
+                if profile is None:
+                    profile = self._profile(now, work, ended, reach)
+                start, where = profile.earliest(demand, job.estimate)
+                if where is not None:
+                    profile.reserve(start, job.estimate, where)
+                    if first_reservation:
+                        self.scheduler.reservation = (job, start)  # type: ignore[attr-defined]
+                        first_reservation = False
+        return started
+
+    def _conservative(self, now: float, order: Sequence[Job]) -> list[tuple[Job, Alloc]]:
+        scheduler: Any = self.scheduler
+        reach = now + max(job.estimate for job in order) if order else now
+        profile = self._profile(now, self.machine.free.copy(), [], reach)
+        started: list[tuple[Job, Alloc]] = []
+        for job in order:
+            start, where = profile.earliest(job.demand, job.estimate)
+            if where is None:
+                scheduler.reservation[job] = math.inf
+                continue
+            profile.reserve(start, job.estimate, where)
+            scheduler.promised.setdefault(job.id, start)
+            if start <= now:
+                started.append((job, where))
+                scheduler.reservation.pop(job, None)
+            else:
+                scheduler.reservation[job] = start
+        return started
+
+    def _planning(self, now: float) -> list[tuple[Job, Alloc]]:
+        free, running = self.pool()
+        jobs = self.scheduler.allocate(now, free, running)
+        work = self.machine.free.copy()
+        started = []
+        for job in jobs:
+            alloc = self._planned.get((job.id, now))
+            if alloc is None or not _fits(work, alloc):
+                alloc = place(self.parts, job.demand, work)  # (a plan made on other nodes)
+            if alloc is None:  # back to the queue; plan again at the next pass
+                self.scheduler.submit(job, now)
+                self.scheduler.nodes_changed()
+                continue
+            work.take(alloc)
+            started.append((job, alloc))
+        return started
+
+    def _plan(self, order: Sequence[Job], now: float, free: int, running: Any) -> list[float]:
+        """The planner of PLAN and dynP on the nodes: each job of ``order`` at its earliest
+        start (remembering where, for the jobs planned now)."""
+        reach = now + max(job.estimate for job in order) if order else now
+        profile = self._profile(now, self.machine.free.copy(), [], reach)
+        starts = []
+        for job in order:
+            start, where = profile.earliest(job.demand, job.estimate)
+            if where is not None:
+                profile.reserve(start, job.estimate, where)
+                if start <= now:
+                    self._planned[(job.id, now)] = where
+            starts.append(start)
+        return starts
+
+    # -- views -------------------------------------------------------------------------------
+    def pool(self) -> tuple[int, list[tuple[float, int, int]]]:
+        """The platform as one pool of cores (for policies that reason about one pool: GA's
+        fitness, the planners' arguments): cores free now, and the running jobs as
+        ``(estimated end, id, cores held)``."""
+        machine = self.machine
+        running = [(end, jid, int(job.alloc.cores.sum())) for end, jid, job in machine.running]
+        return int(machine.free.cores.sum()), running
+
+    def _profile(
+        self, now: float, work: Any, ended: list[tuple[float, int, Alloc]], reach: float
+    ) -> NodeProfile:
+        """The profile from ``work`` (free now), the running jobs' and ``ended``'s estimated
+        ends, and the maintenance windows that begin before ``reach``."""
+        changes: list[tuple[float, int, Alloc]] = [
+            (end, 1, job.alloc) for end, _, job in self.machine.running
+        ]
+        changes += ended
+        for down, up, alloc in self._windows:
+            if down >= reach:
+                break
+            if up <= now:
+                continue
+            if down > now:
+                changes.append((down, -1, alloc))
+            changes.append((up, 1, alloc))  # (a window under way: its nodes come back then)
+        return NodeProfile(self.parts, now, work, changes)
+
+    def _window_allocs(self, outages: Outages | None) -> list[tuple[float, float, Alloc]]:
+        """Each maintenance window as (down, up, the whole nodes it takes)."""
+        if outages is None or not len(outages):
+            return []
+        platform = self.parts.platform
+        keys = np.stack([outages.down, outages.up])
+        windows, inverse = np.unique(keys, axis=1, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        allocs = []
+        for k in range(windows.shape[1]):
+            nodes = np.unique(outages.node[inverse == k])
+            gpus, memory = platform.gpus[nodes], platform.memory[nodes]
+            whole = Alloc(nodes, platform.cores[nodes], gpus, memory)
+            allocs.append((float(windows[0, k]), float(windows[1, k]), whole))
+        return allocs
+
+    def forget_past_windows(self, now: float) -> None:
+        """Drop the windows that ended (the profile never needs them again)."""
+        if self._windows and self._windows[0][1] <= now:
+            self._windows = [w for w in self._windows if w[1] > now]
+
+
+def _fits(free: Any, alloc: Alloc) -> bool:
+    nodes = alloc.nodes
+    return bool(
+        (free.cores[nodes] >= alloc.cores).all()
+        and (free.gpus[nodes] >= alloc.gpus).all()
+        and (free.memory[nodes] >= alloc.memory).all()
+    )

@@ -1,0 +1,209 @@
+"""Where a job runs: what it asks for, the nodes it gets, and the placement policies.
+
+A job's :class:`Demand` is fixed at submission (:func:`demand_of`): its partition, cores (the
+job's ``size``: tasks × cores per task), GPUs and memory per node, and optionally a node count.
+:func:`place` finds an :class:`Alloc` for it on free resources, given as three arrays (free
+cores, GPUs and memory per node), or says it does not fit.
+
+- **Exclusive** partitions give whole nodes: the job gets every core, GPU and byte of memory of
+  each node it is placed on. With a node count it gets that many nodes (each with enough cores
+  for its share of the tasks); without, nodes until their cores cover the job's.
+- **Shared** partitions pack jobs onto nodes: with a node count, that many nodes with the
+  job's share of cores free on each; without, cores taken from node after node (each node with
+  the job's GPUs and memory free) until the job's cores are covered.
+
+Placement policies order the candidate nodes: ``first_fit`` by index; ``best_fit`` the tightest
+first (shared: fewest free cores; exclusive: smallest nodes), ties by index, as Slurm's
+consumable-resources selection prefers. Nodes in ``last`` (a mask) come after the others, in
+the same order (a reservation prefers nodes that are busy now, so that backfilling can use the
+free ones).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from sitesim.platform import Platform
+
+
+class Request(NamedTuple):
+    """What a job asks for beyond its cores (``Job.ask``; None asks for nothing more).
+
+    Attributes:
+        partition: a partition name, or None for the default one (or the SWF mapping).
+        nodes: a node count (0: as many as the cores need).
+        gpus: GPUs per node.
+        memory: memory per node, MB.
+        swf: the trace's partition number (field 16; -1 if none), mapped by the platform.
+    """
+
+    partition: str | None = None
+    nodes: int = 0
+    gpus: int = 0
+    memory: int = 0
+    swf: int = -1
+
+
+class Demand(NamedTuple):
+    """A job's request resolved against a platform (``Job.demand``)."""
+
+    part: int
+    cores: int
+    nodes: int = 0
+    gpus: int = 0
+    memory: int = 0
+
+
+class Alloc(NamedTuple):
+    """Resources held by a job: the nodes (ascending) and what it holds on each."""
+
+    nodes: np.ndarray
+    cores: np.ndarray
+    gpus: np.ndarray
+    memory: np.ndarray
+
+
+class Free(NamedTuple):
+    """Free resources per node: cores, GPUs and memory (MB)."""
+
+    cores: np.ndarray
+    gpus: np.ndarray
+    memory: np.ndarray
+
+    def copy(self) -> Free:
+        return Free(self.cores.copy(), self.gpus.copy(), self.memory.copy())
+
+    def take(self, alloc: Alloc) -> None:
+        nodes = alloc.nodes
+        self.cores[nodes] -= alloc.cores
+        self.gpus[nodes] -= alloc.gpus
+        self.memory[nodes] -= alloc.memory
+
+    def give(self, alloc: Alloc) -> None:
+        nodes = alloc.nodes
+        self.cores[nodes] += alloc.cores
+        self.gpus[nodes] += alloc.gpus
+        self.memory[nodes] += alloc.memory
+
+    def minimum(self, other: Free) -> None:
+        """Keep, per node, the smaller of this and ``other`` (in place)."""
+        np.minimum(self.cores, other.cores, out=self.cores)
+        np.minimum(self.gpus, other.gpus, out=self.gpus)
+        np.minimum(self.memory, other.memory, out=self.memory)
+
+
+def capacity(platform: Platform) -> Free:
+    """Every node's resources, free (a fresh copy)."""
+    return Free(platform.cores.copy(), platform.gpus.copy(), platform.memory.copy())
+
+
+class Partitions:
+    """A platform's partitions as arrays placement reads: each one's nodes, whether it is
+    exclusive, and the most any single job may ask there (for the site's checks)."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.nodes = [np.array(p.nodes, dtype=np.int64) for p in platform.partitions]
+        self.exclusive = [p.allocation == "exclusive" for p in platform.partitions]
+        self.best_fit = platform.placement == "best_fit"
+        cores, gpus, memory = platform.cores, platform.gpus, platform.memory
+        #: Per partition: its cores in all, most GPUs and memory on one node, time limit.
+        self.total_cores = [int(cores[n].sum()) for n in self.nodes]
+        self.max_gpus = [int(gpus[n].max()) for n in self.nodes]
+        self.max_memory = [int(memory[n].max()) for n in self.nodes]
+        self.max_cores = [int(cores[n].max()) for n in self.nodes]
+        self.max_time = [p.max_time for p in platform.partitions]
+        #: Node capacities in each partition's order for whole-node placement.
+        self._caps = [(cores[n], gpus[n], memory[n]) for n in self.nodes]
+
+
+def place(
+    parts: Partitions, demand: Demand, free: Free, last: np.ndarray | None = None
+) -> Alloc | None:
+    """An allocation for ``demand`` on ``free`` resources, or None if it does not fit.
+
+    ``last``: a boolean mask over all nodes; those nodes are used only after the others.
+    """
+    k = demand.part
+    nodes = parts.nodes[k]
+    cores_free = free.cores[nodes]
+    gpus_free = free.gpus[nodes]
+    mem_free = free.memory[nodes]
+    gpus, memory, count, want = demand.gpus, demand.memory, demand.nodes, demand.cores
+    cap_cores, cap_gpus, cap_mem = parts._caps[k]
+    exclusive = parts.exclusive[k]
+    if exclusive:  # idle nodes only, whole
+        ok = (cores_free == cap_cores) & (gpus_free == cap_gpus) & (mem_free == cap_mem)
+        if gpus:
+            ok &= cap_gpus >= gpus
+        if memory:
+            ok &= cap_mem >= memory
+        have = cap_cores
+    else:
+        ok = cores_free > 0
+        if gpus:
+            ok &= gpus_free >= gpus
+        if memory:
+            ok &= mem_free >= memory
+        have = cores_free
+    share = -(-want // count) if count else 1  # cores per node with a node count
+    if count and share > 1:
+        ok &= have >= share
+    candidates = np.flatnonzero(ok)
+    if count and len(candidates) < count:
+        return None
+    if not count and len(candidates) and int(have[candidates].sum()) < want:
+        return None
+    if not len(candidates):
+        return None
+    candidates = _order(candidates, have, nodes, parts.best_fit, last)
+    if count:
+        chosen = candidates[:count]
+        if exclusive:
+            taken = have[chosen]
+        else:
+            base, extra = divmod(want, count)
+            taken = np.full(count, base, dtype=np.int64)
+            taken[:extra] += 1
+    else:
+        cumulative = np.cumsum(have[candidates])
+        used = int(np.searchsorted(cumulative, want)) + 1  # nodes until the cores are covered
+        chosen = candidates[:used]
+        taken = have[chosen].copy()
+        if not exclusive:
+            taken[-1] -= int(cumulative[used - 1]) - want  # the last node: only what is left
+    picked = nodes[chosen]
+    order = np.argsort(picked, kind="stable")
+    picked, taken = picked[order], taken[order]
+    n = len(picked)
+    if exclusive:
+        chosen = chosen[order]
+        return Alloc(picked, taken, cap_gpus[chosen].copy(), cap_mem[chosen].copy())
+    return Alloc(picked, taken, np.full(n, gpus, np.int64), np.full(n, memory, np.int64))
+
+
+def _order(
+    candidates: np.ndarray,
+    have: np.ndarray,
+    nodes: np.ndarray,
+    best_fit: bool,
+    last: np.ndarray | None,
+) -> np.ndarray:
+    """The candidates (positions in the partition) in placement order."""
+    if last is not None:
+        late = last[nodes[candidates]]
+        if late.any():
+            if best_fit:
+                keys: Any = (candidates, have[candidates], late)
+                return candidates[np.lexsort(keys)]
+            return np.concatenate((candidates[~late], candidates[late]))
+    if best_fit:
+        return candidates[np.lexsort((candidates, have[candidates]))]
+    return candidates
+
+
+def fits_ever(parts: Partitions, demand: Demand) -> bool:
+    """True if ``demand`` fits on its partition's nodes when they are all free."""
+    return place(parts, demand, capacity(parts.platform)) is not None

@@ -1,0 +1,302 @@
+"""A site on a platform of nodes: the site boundary's checks, outages, the placement records
+and the per-partition statistics.
+
+:func:`attach` gives a :class:`~sitesim.site.Site` a :class:`~sitesim.node_machine.NodeMachine`
+and a :class:`~sitesim.node_pass.NodePass`. At submission each job's request
+(:class:`~sitesim.placement.Request` in ``Job.ask``, or none) is resolved to a
+:class:`~sitesim.placement.Demand`: the partition named, else the one the platform maps the
+job's SWF partition number to, else the default partition. A job its partition can never run is
+refused by reason (lenient) or stops the run (strict), like any impossible job.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sitesim.job import Job
+from sitesim.metrics import HOUR, MINUTE, slowdowns, window_jobs
+from sitesim.node_machine import NodeMachine
+from sitesim.node_pass import NodePass
+from sitesim.placement import Demand, Partitions, Request, fits_ever
+from sitesim.platform import Platform, format_nodes
+
+if TYPE_CHECKING:
+    from sitesim.downtime import Outages
+    from sitesim.schedulers.base import Scheduler
+    from sitesim.site import Site
+
+#: Why the site refuses a job on a platform (keys of ``Site.rejected``).
+UNKNOWN_PARTITION = "unknown partition"
+OVER_TIME_LIMIT = "time limit above its partition's"
+NO_GPUS = "asks for GPUs its partition has not"
+TOO_LARGE = "larger than its partition"
+
+#: One row per record of a run on a platform.
+PLACEMENT_DTYPE = np.dtype(
+    [
+        ("partition", np.int32),
+        ("nodes", np.int32),
+        ("cores", np.int64),
+        ("gpus", np.int64),
+        ("memory", np.int64),
+        ("requeues", np.int32),
+    ]
+)
+
+PARTITION_DTYPE = np.dtype(
+    [
+        ("partition", "U32"),
+        ("nodes", np.int64),
+        ("cores", np.int64),
+        ("jobs", np.int64),
+        ("wait_mean_min", np.float64),
+        ("response_mean_min", np.float64),
+        ("slowdown_mean", np.float64),
+        ("bsld_mean", np.float64),
+        ("core_utilization", np.float64),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class PlatformRecords:
+    """Where each record's job ran: ``table`` (one :data:`PLACEMENT_DTYPE` row per record;
+    nodes, cores, GPUs and memory held by its last run) and ``nodes`` (its nodes as ranges,
+    ``'0-3,17'``; empty if it never ran)."""
+
+    table: np.ndarray
+    nodes: list[str]
+
+
+def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
+    """Give ``site`` the nodes of ``platform`` and the pass that schedules on them."""
+    parts = Partitions(platform)
+    placed: dict[int, tuple[int, int, int, int, int, str]] = {}
+
+    def record(job: Job) -> None:
+        alloc = job.alloc
+        placed[job.id] = (
+            job.demand.part,
+            len(alloc.nodes),
+            int(alloc.cores.sum()),
+            int(alloc.gpus.sum()),
+            int(alloc.memory.sum()),
+            _ranges(alloc.nodes),
+        )
+
+    def ended(job: Job) -> None:
+        record(job)
+        site._job_ended(job)
+
+    def killed(job: Job, requeue: bool) -> None:
+        if requeue:
+            site.scheduler.submit(job, site.env.now)
+            site.pass_due = True
+        else:
+            record(job)
+            site._job_ended(job)
+
+    machine = NodeMachine(site.env, parts, ended, killed)
+    site.nodes = machine
+    site.machine = machine  # type: ignore[assignment]  # (the site reads procs and running)
+    site._node_pass = NodePass(machine, scheduler)
+    site._demand = _resolver(site, parts)  # type: ignore[method-assign]
+    site._placed = placed  # type: ignore[attr-defined]
+    site._downtime = None  # type: ignore[attr-defined]  # (add_outages sets it)
+
+
+def _resolver(site: Site, parts: Partitions) -> Any:
+    platform = parts.platform
+    swf = platform.swf_partitions()
+    names = {p.name: k for k, p in enumerate(platform.partitions)}
+    default = platform.default
+    feasible: dict[Demand, bool] = {}
+
+    def resolve(job: Job) -> tuple[str, str] | None:
+        ask: Request | None = job.ask
+        if ask is None:
+            part, nodes, gpus, memory = default, 0, 0, 0
+        else:
+            nodes, gpus, memory = ask.nodes, ask.gpus, ask.memory
+            if ask.partition is not None:
+                found = names.get(ask.partition)
+                if found is None:
+                    return UNKNOWN_PARTITION, (
+                        f"asks for partition {ask.partition!r}; the partitions are "
+                        + ", ".join(names)
+                    )
+                part = found
+            else:
+                part = swf.get(ask.swf, default)
+        if job.estimate > parts.max_time[part]:
+            return OVER_TIME_LIMIT, (
+                f"asks for {job.estimate:g} s in partition {platform.partitions[part].name!r}, "
+                f"whose limit is {parts.max_time[part]:g} s"
+            )
+        if gpus > parts.max_gpus[part]:
+            return NO_GPUS, (
+                f"asks for {gpus} GPUs per node; partition "
+                f"{platform.partitions[part].name!r} has at most {parts.max_gpus[part]}"
+            )
+        demand = Demand(part, int(job.size), nodes, gpus, memory)
+        ok = feasible.get(demand)
+        if ok is None:
+            ok = feasible[demand] = fits_ever(parts, demand)
+        if not ok:
+            return TOO_LARGE, (
+                f"asks for {job.size} cores"
+                + (f" on {nodes} nodes" if nodes else "")
+                + (f", {gpus} GPUs and {memory} MB per node" if gpus or memory else "")
+                + f"; partition {platform.partitions[part].name!r} cannot hold it"
+            )
+        job.demand = demand
+        return None
+
+    return resolve
+
+
+def _ranges(nodes: np.ndarray) -> str:
+    if len(nodes) == 1:
+        return str(int(nodes[0]))
+    first, last = int(nodes[0]), int(nodes[-1])
+    if last - first + 1 == len(nodes):
+        return f"{first}-{last}"
+    return format_nodes(nodes.tolist())
+
+
+# -- outages -----------------------------------------------------------------------------------
+def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
+    """Take nodes down and bring them back as ``outages`` say; tell the pass about the
+    maintenance windows (known in advance; failures are not)."""
+    from sitesim.downtime import MAINTENANCE
+
+    machine, node_pass = site.nodes, site._node_pass
+    assert machine is not None and node_pass is not None
+    site._downtime = outages  # type: ignore[attr-defined]
+    maintenance = outages.kind == MAINTENANCE
+    if maintenance.any():
+        node_pass._windows = node_pass._window_allocs(_subset(outages, maintenance))
+    n = len(outages)
+    if not n:
+        return
+    times = np.concatenate([outages.up, outages.down])
+    going = np.concatenate([np.zeros(n, bool), np.ones(n, bool)])  # (back before down)
+    nodes = np.concatenate([outages.node, outages.node])
+    order = np.lexsort((nodes, going, times))
+    times, going, nodes = times[order], going[order], nodes[order]
+    cut = np.flatnonzero((times[1:] != times[:-1]) | (going[1:] != going[:-1])) + 1
+    groups = list(
+        zip(np.split(times, cut), np.split(going, cut), np.split(nodes, cut), strict=True)
+    )
+    env = site.env
+    step = [0]
+
+    def fire(_event: Any) -> None:
+        k = step[0]
+        _, group_going, group_nodes = groups[k]
+        if group_going[0]:
+            machine.go_down(group_nodes, requeue)
+        else:
+            machine.come_up(group_nodes)
+        site.scheduler.nodes_changed()
+        node_pass.forget_past_windows(env.now)
+        site.pass_due = True
+        step[0] = k + 1
+        if k + 1 < len(groups):
+            env.after(float(groups[k + 1][0][0]) - env.now, callbacks, None)
+
+    callbacks: list[Callable[[Any], None]] = [fire]
+    env.after(float(groups[0][0][0]) - env.now, callbacks, None)
+
+
+def _subset(outages: Outages, keep: np.ndarray) -> Outages:
+    kept = (outages.node[keep], outages.down[keep], outages.up[keep], outages.kind[keep])
+    return type(outages)(*kept)
+
+
+# -- results -----------------------------------------------------------------------------------
+def placement_records(site: Site, count: int) -> PlatformRecords:
+    """The placement of the first ``count`` records (by job id)."""
+    placed: dict[int, tuple[int, int, int, int, int, str]] = site._placed  # type: ignore[attr-defined]
+    machine = site.nodes
+    assert machine is not None
+    table = np.zeros(count, dtype=PLACEMENT_DTYPE)
+    table["partition"] = -1
+    nodes = [""] * count
+    for jid, (part, n, cores, gpus, memory, text) in placed.items():
+        if jid <= count:
+            table[jid - 1] = (part, n, cores, gpus, memory, machine.requeues.get(jid, 0))
+            nodes[jid - 1] = text
+    for job in site.jobs:  # waiting or running still (a run cut short), or never placed
+        if job is not None and job.id <= count and job.demand is not None:
+            table["partition"][job.id - 1] = job.demand.part
+    return PlatformRecords(table, nodes)
+
+
+def platform_summary(
+    site: Site, records: np.ndarray, placement: PlatformRecords, window: tuple[float, float]
+) -> tuple[dict[str, Any], np.ndarray]:
+    """The platform's flat statistics (utilization of cores, GPUs and memory held, availability,
+    outages and their cost) and the per-partition table, over ``window``."""
+    machine = site.nodes
+    assert machine is not None
+    platform = machine.parts.platform
+    t0, t1 = window
+    length = max(t1 - t0, 0.0)
+    table = placement.table
+    ran = np.isfinite(records["start"]) & np.isfinite(records["end"])
+    start = np.maximum(records["start"], t0)
+    end = np.minimum(records["end"], t1)
+    held = np.where(ran, np.maximum(end - start, 0.0), 0.0)
+
+    def used(column: str, total: int) -> float:
+        if not total or not length:
+            return math.nan
+        return float((table[column] * held).sum()) / (total * length)
+
+    downtime = site._downtime  # type: ignore[attr-defined]
+    down_hours = downtime.node_hours(t1) if downtime is not None else 0.0
+    summary: dict[str, Any] = {
+        "nodes": platform.nodes,
+        "cores": platform.total_cores,
+        "gpus": platform.total_gpus,
+        "core_utilization": used("cores", platform.total_cores),
+        "gpu_utilization": used("gpus", platform.total_gpus),
+        "memory_utilization": used("memory", platform.total_memory),
+        "availability": (1.0 - down_hours * HOUR / (platform.nodes * t1) if t1 > 0 else math.nan),
+        "node_hours_down": down_hours,
+        "jobs_requeued": machine.requeued,
+        "jobs_failed": machine.failed,
+        "work_lost_core_h": machine.work_lost / HOUR,
+    }
+    rows = np.zeros(len(platform.partitions), dtype=PARTITION_DTYPE)
+    parts = machine.parts
+    in_window = window_jobs(records, window)
+    chosen = table[in_window["id"] - 1]["partition"] if len(in_window) else np.zeros(0, np.int32)
+    slowdown, bounded = slowdowns(in_window)
+    for k, part in enumerate(platform.partitions):
+        mine = chosen == k
+        sel = in_window[mine]
+        jobs = len(sel)
+        rows[k]["partition"] = part.name
+        rows[k]["nodes"] = len(part.nodes)
+        rows[k]["cores"] = parts.total_cores[k]
+        rows[k]["jobs"] = jobs
+        rows[k]["wait_mean_min"] = _mean(sel["wait"]) / MINUTE
+        rows[k]["response_mean_min"] = _mean(sel["response"]) / MINUTE
+        rows[k]["slowdown_mean"] = _mean(slowdown[mine])
+        rows[k]["bsld_mean"] = _mean(bounded[mine])
+        in_part = table["partition"] == k
+        busy = float((table["cores"][in_part] * held[in_part]).sum())
+        total = parts.total_cores[k] * length
+        rows[k]["core_utilization"] = busy / total if total else math.nan
+    return summary, rows
+
+
+def _mean(values: np.ndarray) -> float:
+    return float(values.mean()) if len(values) else math.nan
