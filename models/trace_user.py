@@ -26,6 +26,7 @@ from simpy.events import Event
 
 from sitesim.errors import ConfigError, InvalidJobError, require
 from sitesim.job import MIN_ESTIMATE, Job
+from sitesim.placement import Request
 from sitesim.swf import SWFTrace
 
 from .utility import UtilityFunction
@@ -52,6 +53,8 @@ class TraceWorkload:
         priority: each job's priority level, higher first: minus its queue number (field 15;
             0 when unknown), so a lower queue number is a higher priority.
         utility: each job's utility function (the SWF extension after field 18), or None.
+        partition: each job's partition number (field 16; -1 when unknown), which a platform
+            maps to one of its partitions (its partitions' ``swf`` lists).
         stated: the function each job states (information inaccuracy), or None for the truth.
         skipped: impossible jobs left out, by reason.
         estimates_filled: jobs whose estimate is their runtime because the trace had none.
@@ -69,6 +72,7 @@ class TraceWorkload:
     think: np.ndarray
     wait: np.ndarray
     priority: np.ndarray
+    partition: np.ndarray | None = None
     utility: tuple[UtilityFunction | None, ...] = ()
     stated: tuple[UtilityFunction | None, ...] | None = None
     skipped: dict[str, int] = field(default_factory=dict)
@@ -141,6 +145,7 @@ class TraceWorkload:
             think=np.where(col("think")[rows] >= 0, col("think")[rows], np.nan),
             wait=np.where(col("wait")[rows] >= 0, col("wait")[rows], np.nan),
             priority=-np.maximum(col("queue")[rows], 0).astype(np.int64),
+            partition=np.maximum(col("partition")[rows], -1).astype(np.int64),
             utility=_utilities(trace, rows),
             skipped=skipped,
             estimates_filled=int((~has_request).sum()) if estimates == "trace" else 0,
@@ -254,6 +259,8 @@ class TraceUser:
     def run(self, site: Site) -> Generator[Event, Any, None]:
         """The user process: submit the jobs due now, then wait until the last is submitted."""
         self._site = site
+        #: On a platform, each job asks for the partition its trace line names (field 16).
+        self._asks: dict[int, Request] | None = {} if site.platform is not None else None
         self._finished = site.env.event()
         self._rows = self._columns()
         self._next = next(self._rows, None)
@@ -275,6 +282,15 @@ class TraceUser:
         """The rows of the block of jobs from ``lo`` on."""
         w, hi = self.workload, lo + self.BLOCK
         stated = w.stated or w.utility
+        if self._asks is not None:  # (a platform: the partition numbers too)
+            part = w.partition if w.partition is not None else np.full(len(w), -1)
+            return zip(
+                w.submit[lo:hi].tolist(), w.size[lo:hi].tolist(), w.runtime[lo:hi].tolist(),
+                w.estimate[lo:hi].tolist(), w.user[lo:hi].tolist(), w.rows[lo:hi].tolist(),
+                w.number[lo:hi].tolist(), w.preceding[lo:hi].tolist(), w.think[lo:hi].tolist(),
+                w.priority[lo:hi].tolist(), w.utility[lo:hi], stated[lo:hi],
+                part[lo:hi].tolist(), strict=True,
+            )  # fmt: skip
         return zip(
             w.submit[lo:hi].tolist(), w.size[lo:hi].tolist(), w.runtime[lo:hi].tolist(),
             w.estimate[lo:hi].tolist(), w.user[lo:hi].tolist(), w.rows[lo:hi].tolist(),
@@ -287,12 +303,12 @@ class TraceUser:
         site = self._site
         if site.closed:
             return  # the horizon passed: the user process is being stopped
-        env, rows, id_of_number = site.env, self._rows, self._id_of_number
+        env, rows, id_of_number, asks = site.env, self._rows, self._id_of_number, self._asks
         now = env.now
         row = self._next
         while row is not None:
             (submit, size, runtime, estimate, user, trace_row, number, preceding, think,
-             priority, utility, stated) = row  # fmt: skip
+             priority, utility, stated) = row[:12] if asks is not None else row  # fmt: skip
             if submit > now:
                 if submit > site.horizon:
                     break
@@ -303,6 +319,12 @@ class TraceUser:
             job.trace_row, job.priority = trace_row, priority
             if utility is not None:
                 job.utility, job.stated = utility, stated
+            if asks is not None:
+                number_16 = row[12]
+                ask = asks.get(number_16)
+                if ask is None:
+                    ask = asks[number_16] = Request(swf=number_16)
+                job.ask = ask
             if id_of_number is not None and preceding > 0:
                 job.preceding = id_of_number.get(preceding, -1)
                 job.think = think

@@ -30,6 +30,7 @@ from sitesim.models.synthetic import CONFIGURATIONS, LARGEST, MAX_LOAD, Syntheti
 from sitesim.models.users import SESSION_STARTS, USER_KINDS, SessionStarts, UserKind, UserModel
 from sitesim.models.utility import DECAYS, LeeSnavely
 from sitesim.models.workpool import EstimateModel
+from sitesim.platform import Platform, read_platform
 from sitesim.schedulers import (
     REGISTRY,
     Scheduler,
@@ -123,16 +124,26 @@ class RunConfig:
         strict: an impossible job stops the run instead of being skipped and counted.
         cancel_expired: cancel a waiting job once its stated utility function can no longer
             earn anything (it would end after its deadline even if started now).
+        platform: a platform file (TOML: nodes, partitions, downtime) or the name of a shipped
+            one (``curie``); None: ``procs`` processors. With a platform, ``procs`` is set
+            from it (a replay: every core; a site-level run: the default partition's cores,
+            the machine the user models draw jobs for).
+        platform_sha256: its sha256 (filled in when the run reads it; a rerun checks it).
     """
 
     #: ``"site"`` or ``"replay"``: which subclass (stored as the ``mode`` key of a dict).
     mode: ClassVar[str] = ""
+    #: Settings stored only when set (results.json files written before they existed still
+    #: match their configurations).
+    OPTIONAL_SETTINGS: ClassVar[tuple[str, ...]] = ("platform", "platform_sha256")
 
     scheduler: str = "EASY"
     scheduler_params: dict[str, Any] = field(default_factory=dict)
     seed: int = 1
     strict: bool = False
     cancel_expired: bool = False
+    platform: str | None = None
+    platform_sha256: str | None = None
 
     def __post_init__(self) -> None:
         name = canonical_name(_text("scheduler", self.scheduler))
@@ -160,6 +171,33 @@ class RunConfig:
         self._set("seed", _whole("seed", self.seed, 0))
         self._set("strict", _flag("strict", self.strict))
         self._set("cancel_expired", _flag("cancel_expired", self.cancel_expired))
+        self._set("platform_sha256", _sha256("platform_sha256", self.platform_sha256))
+        if self.platform is not None:
+            self._set("platform", _text("platform", str(self.platform)))
+            self.make_platform()  # (a bad file fails here, naming the key)
+
+    def make_platform(self) -> Platform | None:
+        """The platform this run uses (None: ``procs`` processors).
+
+        Raises:
+            ConfigError: the file is not a valid platform, or changed since the run (its
+                sha256 differs from ``platform_sha256``).
+        """
+        if self.platform is None:
+            return None
+        platform, sha256 = read_platform(self.platform)
+        if self.platform_sha256 is not None and self.platform_sha256 != sha256:
+            raise ConfigError(
+                f"platform {self.platform} has changed since the run: its sha256 is {sha256}, "
+                f"the run used {self.platform_sha256}"
+            )
+        return platform
+
+    def with_platform_sha256(self) -> Self:
+        """This configuration with its platform file's sha256 filled in."""
+        if self.platform is None:
+            return self
+        return dataclasses.replace(self, platform_sha256=read_platform(self.platform)[1])
 
     def _set(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -206,8 +244,13 @@ class RunConfig:
         return dataclasses.replace(self, scheduler_params=params, **direct)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field as plain data, ``mode`` first (what ``results.json`` stores)."""
-        return {"mode": self.mode, **{name: getattr(self, name) for name in self.settings()}}
+        """Every field as plain data, ``mode`` first (what ``results.json`` stores); the
+        :attr:`OPTIONAL_SETTINGS` only when set."""
+        data = {"mode": self.mode, **{name: getattr(self, name) for name in self.settings()}}
+        for name in self.OPTIONAL_SETTINGS:
+            if data[name] is None:
+                del data[name]
+        return data
 
     @staticmethod
     def from_dict(data: Mapping[str, Any], where: str = "configuration") -> RunConfig:
@@ -343,6 +386,10 @@ class SiteConfig(RunConfig):
         self._set("synthetic_config", int(config))
         self._set("load", _real("load", self.load, 0.0, MAX_LOAD, above=True))
         self._set("procs", _whole("procs", self.procs, 1))
+        platform = self.make_platform()
+        if platform is not None:  # the machine the user models draw jobs for
+            part = platform.partitions[platform.default]
+            self._set("procs", int(platform.cores[list(part.nodes)].sum()))
         if self.model == "synthetic" and self.procs < LARGEST:
             raise ConfigError(
                 f"procs must be >= {LARGEST} with the synthetic model (its largest jobs need "
@@ -543,6 +590,9 @@ class ReplayConfig(RunConfig):
         self._set("trace_sha256", _sha256("trace_sha256", self.trace_sha256))
         if self.procs is not None:
             self._set("procs", _whole("procs", self.procs, 1))
+        platform = self.make_platform()
+        if platform is not None:
+            self._set("procs", platform.total_cores)
         if self.load is not None and self.scale is not None:
             raise ConfigError("give either load or scale, not both")
         if self.load is not None:

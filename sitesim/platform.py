@@ -43,11 +43,12 @@ The TOML file (``--platform site.toml``; every key in docs/reference/platform.md
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -214,15 +215,18 @@ class Platform:
             PlatformError: the file cannot be read, or a key is unknown or out of range (the
                 message names the file and the key).
         """
-        path = Path(path)
+        return read_platform(str(path))[0]
+
+    @classmethod
+    def loads(cls, text: str, where: str, base: Path | None = None) -> Platform:
+        """A platform from the text of a TOML file (``where`` names it in errors)."""
         try:
-            data = tomllib.loads(path.read_text())
-        except OSError as err:
-            raise PlatformError(f"{path}: cannot read the platform file: {err.strerror}") from None
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-            raise PlatformError(f"{path}: not a TOML file: {err}") from None
-        data.setdefault("name", path.stem)
-        return cls.from_dict(data, where=str(path), base=path.parent)
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise PlatformError(f"{where}: not a TOML file: {err}") from None
+        if base is not None or "/" in where or where.endswith(".toml"):
+            data.setdefault("name", Path(where).stem)
+        return cls.from_dict(data, where=where, base=base)
 
     @classmethod
     def from_dict(
@@ -304,6 +308,16 @@ class Platform:
         downtime = data.get("downtime", {})
         if not isinstance(downtime, Mapping):
             raise check.error("downtime", f"must be a table, got {downtime!r}")
+        failures = downtime.get("failures")
+        if (
+            base is not None
+            and isinstance(failures, Mapping)
+            and isinstance(failures.get("file"), str)
+        ):
+            file = Path(failures["file"])  # (relative to the platform file's folder)
+            if not file.is_absolute():
+                failures = {**failures, "file": str(base / file)}
+                downtime = {**downtime, "failures": failures}
         if downtime:
             from sitesim.downtime import Downtime
 
@@ -330,6 +344,50 @@ class Platform:
             f"{self.name or 'platform'}: {self.nodes:,} nodes, {self.total_cores:,} cores{gpus}, "
             f"{len(self.partitions)} partitions"
         )
+
+
+#: The platforms shipped with sitesim (``--platform curie``), by name.
+BUILTIN_PLATFORMS = ("curie",)
+_CACHE: dict[tuple[str, float, int], tuple[Platform, str]] = {}
+
+
+def read_platform(name: str) -> tuple[Platform, str]:
+    """The platform in file ``name`` (or a shipped one, :data:`BUILTIN_PLATFORMS`) and the
+    sha256 of the file's bytes. Files are read once while they do not change.
+
+    Raises:
+        PlatformError: the file cannot be read or is not a valid platform.
+    """
+    if name in BUILTIN_PLATFORMS:
+        from importlib import resources
+
+        raw = resources.files("sitesim").joinpath(f"data/platforms/{name}.toml").read_bytes()
+        where, base = f"sitesim {name} platform", None
+        key = (name, 0.0, 0)
+    else:
+        path = Path(name)
+        try:
+            stat = path.stat()
+            key = (str(path.resolve()), stat.st_mtime, stat.st_size)
+            if key in _CACHE:
+                return _CACHE[key]
+            raw = path.read_bytes()
+        except OSError as err:
+            raise PlatformError(
+                f"{name}: cannot read the platform file: {err.strerror or err}"
+            ) from None
+        where, base = name, path.parent
+    if key in _CACHE:
+        return _CACHE[key]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PlatformError(f"{where}: not a text file (a platform is TOML)") from None
+    platform = Platform.loads(text, where, base)
+    if name in BUILTIN_PLATFORMS:
+        platform = replace(platform, name=name)
+    _CACHE[key] = found = (platform, hashlib.sha256(raw).hexdigest())
+    return found
 
 
 # -- node ranges -------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from sitesim.placement import Demand, Partitions, Request, fits_ever
 from sitesim.platform import Platform, format_nodes
 
 if TYPE_CHECKING:
+    from sitesim.config import RunConfig
     from sitesim.downtime import Outages
     from sitesim.schedulers.base import Scheduler
     from sitesim.site import Site
@@ -167,6 +168,27 @@ def _ranges(nodes: np.ndarray) -> str:
     if last - first + 1 == len(nodes):
         return f"{first}-{last}"
     return format_nodes(nodes.tolist())
+
+
+def build_site(config: RunConfig, scheduler: Scheduler, horizon: float, **options: Any) -> Site:
+    """The site of a configured run: ``config.procs`` processors, or its platform with its
+    outages up to ``horizon`` (drawn from the run's seed)."""
+    from sitesim.site import Site
+
+    platform = config.make_platform()
+    site = Site(platform or config.procs, scheduler, **options)
+    if platform is not None and platform.downtime and site.nodes is not None:
+        from sitesim.downtime import Downtime
+
+        names = {p.name: p.nodes for p in platform.partitions}
+        downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, platform.name, None)
+        outages = downtime.outages(horizon, [config.seed, OUTAGE_STREAM])
+        add_outages(site, outages, downtime.on_failure == "requeue")
+    return site
+
+
+#: The random stream of node failures, beside the run's seed.
+OUTAGE_STREAM = 0x0D0E
 
 
 # -- outages -----------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ SWF_NAME, RESULTS_NAME, JOBS_NAME, USERS_NAME = (
 )  # fmt: skip
 #: One flat row per run, for several runs.
 RUNS_NAME = "runs.csv"
+#: Written for runs on a platform: where each job ran, and the per-partition table.
+PLACEMENT_NAME, PARTITIONS_NAME = "placement.csv", "partitions.csv"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -184,7 +186,74 @@ def results_document(result: SiteResult) -> dict[str, Any]:
         "rejected": result.rejected,
         "summary": result.summary.as_dict(),
         "scheduler_stats": result.scheduler_stats,
+        **(platform_document(result) if result.platform is not None else {}),
     }
+
+
+def platform_document(result: SiteResult) -> dict[str, Any]:
+    """What results.json adds for a run on a platform: the platform, its statistics and the
+    per-partition table."""
+    assert result.platform is not None and result.per_partition is not None
+    rows = result.per_partition
+    partitions = [{name: _plain_cell(row[name]) for name in rows.dtype.names or ()} for row in rows]
+    return {
+        "platform": result.platform.to_dict(),
+        "platform_stats": result.platform_stats,
+        "per_partition": partitions,
+    }
+
+
+def _plain_cell(value: Any) -> Any:
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+PARTITION_COLUMNS = (
+    "Partition", "Nodes", "Cores", "Jobs", "Avg.Wait(min)", "Avg.Response(min)",
+    "Avg.BSLD", "Core.Util",
+)  # fmt: skip
+
+
+def platform_report(result: SiteResult) -> str:
+    """A run on a platform in plain text: the platform, its statistics, the partitions."""
+    assert result.platform is not None and result.per_partition is not None
+    s = result.platform_stats
+    gpus = f", GPUs {s['gpu_utilization']:.3f}" if s["gpus"] else ""
+    lines = [
+        f"{result.label} on {result.platform.describe()}",
+        f"utilization: cores {s['core_utilization']:.3f}{gpus}; availability "
+        f"{s['availability']:.4f} ({s['node_hours_down']:,.0f} node-hours down); jobs requeued "
+        f"{s['jobs_requeued']:,}, failed {s['jobs_failed']:,}; work lost "
+        f"{s['work_lost_core_h']:,.0f} core-hours",
+    ]
+    rows = [
+        [r["partition"], int(r["nodes"]), int(r["cores"]), int(r["jobs"]),
+         float(r["wait_mean_min"]), float(r["response_mean_min"]), float(r["bsld_mean"]),
+         float(r["core_utilization"])]
+        for r in result.per_partition
+        if r["jobs"] or r["core_utilization"] > 0
+    ]  # fmt: skip
+    lines.append(table(PARTITION_COLUMNS, rows))
+    return "\n".join(lines)
+
+
+def placement_csv(result: SiteResult) -> str:
+    """Where each job ran (platform runs): id, partition, nodes (ranges such as ``0-3,17``),
+    and the nodes, cores, GPUs and memory (MB) it held, and how often it was requeued."""
+    assert result.platform is not None and result.placement is not None
+    names = [p.name for p in result.platform.partitions]
+    table, nodes = result.placement.table, result.placement.nodes
+    lines = ["id,partition,nodes,node_count,cores,gpus,memory_mb,requeues"]
+    ids = result.records["id"].tolist()
+    columns = zip(
+        ids, table["partition"].tolist(), nodes, table["nodes"].tolist(),
+        table["cores"].tolist(), table["gpus"].tolist(), table["memory"].tolist(),
+        table["requeues"].tolist(), strict=True,
+    )  # fmt: skip
+    for jid, part, where, count, cores, gpus, memory, requeues in columns:
+        name = names[part] if part >= 0 else ""
+        lines.append(f'{jid},{name},"{where}",{count},{cores},{gpus},{memory},{requeues}')
+    return "\n".join(lines) + "\n"
 
 
 #: SWF status codes written for simulated jobs.
@@ -307,6 +376,9 @@ def write_outputs(
     }
     if users:
         files[USERS_NAME] = lambda: records_csv(result.per_user)
+    if result.platform is not None:
+        files[PLACEMENT_NAME] = lambda: placement_csv(result)
+        files[PARTITIONS_NAME] = lambda: records_csv(result.per_partition)
     written: dict[str, dict[str, Any]] = {}
     with staged_folder(folder, last=RESULTS_NAME) as staging:
         for name, text in files.items():  # one at a time: a replay's SWF can be large

@@ -12,10 +12,11 @@ from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load, path_of
 from sitesim.models.users import UserKind, UserModel
+from sitesim.platform_site import build_site
 from sitesim.profile import WorkloadProfile, read_profile
 from sitesim.runner import progress_function, scheduler_settings
 from sitesim.schedulers import Scheduler, registered
-from sitesim.site import Site, SiteResult, User
+from sitesim.site import SiteResult, User
 
 DAY = 86_400.0
 
@@ -140,7 +141,7 @@ def run_site(
                 f"profile {config.profile} has changed since the run: its sha256 is {sha256}, "
                 f"the run used {config.profile_sha256}"
             )
-        config = dataclasses.replace(config, profile_sha256=sha256)
+        config = dataclasses.replace(config, profile_sha256=sha256).with_platform_sha256()
         described = users is None
     else:
         described = False
@@ -172,10 +173,12 @@ def _run(
     config: SiteConfig, scheduler: Scheduler, users: Sequence[User], progress: Progress | None
 ) -> SiteResult:
     """The simulation itself, with every piece built."""
-    site = Site(config.procs, scheduler, strict=config.strict, cancel_expired=config.cancel_expired)
+    horizon = config.days * DAY
+    site = build_site(
+        config, scheduler, horizon, strict=config.strict, cancel_expired=config.cancel_expired
+    )
     for user in users:
         site.add_user(user)
-    horizon = config.days * DAY
     report = None if progress is None else (lambda now: progress(min(now / horizon, 1.0)))
     return site.run(
         until=horizon, warmup=config.warmup_days * DAY, progress=report, progress_step=horizon / 200

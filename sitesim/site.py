@@ -79,6 +79,8 @@ class SiteResult:
         placement: on a platform, per record: partition, nodes, cores, GPUs and memory held,
             requeues (:mod:`sitesim.platform_site`); None otherwise.
         per_partition: on a platform, statistics per partition (None otherwise).
+        platform_stats: on a platform, utilization of cores, GPUs and memory, availability,
+            outages and their cost (:func:`sitesim.platform_site.platform_summary`).
     """
 
     procs: int
@@ -95,6 +97,7 @@ class SiteResult:
     platform: Platform | None = field(default=None, repr=False)
     placement: PlatformRecords | None = field(default=None, repr=False)
     per_partition: np.ndarray | None = field(default=None, repr=False)
+    platform_stats: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -436,12 +439,12 @@ class Site:
         skipped = sum(n for reason, n in self.rejected.items() if reason != AFTER_HORIZON)
         summary, users = measure(records, self.machine.procs, window, skipped=skipped)
         placement = partitions = None
-        stats = {"passes": self.passes, **self.scheduler.stats()}
+        platform_stats: dict[str, Any] = {}
         if self.nodes is not None:
             from sitesim import platform_site
 
             placement = platform_site.placement_records(self, len(records))
-            stats["platform"], partitions = platform_site.platform_summary(
+            platform_stats, partitions = platform_site.platform_summary(
                 self, records, placement, window
             )
         return SiteResult(
@@ -451,12 +454,13 @@ class Site:
             records=records,
             summary=summary,
             per_user=users,
-            scheduler_stats=stats,
+            scheduler_stats={"passes": self.passes, **self.scheduler.stats()},
             rejected=dict(sorted(self.rejected.items())),
             utility=self._utility_texts(),
             platform=self.platform,
             placement=placement,
             per_partition=partitions,
+            platform_stats=platform_stats,
         )
 
     def _utility_texts(self) -> dict[int, str]:

@@ -17,9 +17,10 @@ from sitesim.errors import ConfigError, InvalidJobError, SitesimError, require
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
+from sitesim.platform_site import build_site
 from sitesim.runner import scheduler_settings
 from sitesim.schedulers import Scheduler
-from sitesim.site import Site, SiteResult
+from sitesim.site import SiteResult
 from sitesim.swf import SWFTrace, read_swf, read_swf_cached
 
 DAY = 86_400.0
@@ -114,6 +115,7 @@ def run_replay(
         )
     result = _replay(config, trace, scheduler or config.make_scheduler(), progress)
     resolved = dataclasses.replace(config, trace_sha256=trace.sha256 or None, procs=result.procs)
+    resolved = resolved.with_platform_sha256()
     return dataclasses.replace(result, config=resolved)
 
 
@@ -236,12 +238,14 @@ def _replay(
     workload, factor = at_configured_load(workload, config, size, trace.name)
     if config.uncertainty or config.wealth_gini:
         workload = stated(workload, config)
-    site = Site(
-        size, scheduler, strict=config.strict, cancel_expired=config.cancel_expired,
+    first, last = float(workload.submit[0]), float(workload.submit[-1])
+    outages_until = last + 30 * DAY + float(workload.estimate.max())  # (platforms' downtime)
+    site = build_site(
+        config, scheduler, outages_until, strict=config.strict,
+        cancel_expired=config.cancel_expired,
         keep_jobs=plan is not None,  # an open replay never looks back at an ended job
     )  # fmt: skip
     site.add_user(TraceUser(workload) if plan is None else FeedbackTraceUser(workload, plan))
-    first, last = float(workload.submit[0]), float(workload.submit[-1])
     if progress is None:
         result = site.run(warmup=config.warmup_days * DAY)
     else:

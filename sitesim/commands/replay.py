@@ -35,6 +35,7 @@ from sitesim.report import (
     VIOLATION_COLUMNS,
     csv_text,
     flat_row,
+    platform_report,
     replay_row,
     table,
     utility_row,
@@ -116,6 +117,12 @@ def add_parser(commands: Any) -> None:
         help="machine size (default: the trace header's MaxProcs, else MaxNodes)",
     )
     p.add_argument(
+        "--platform",
+        metavar="FILE",
+        help="a platform file (TOML: node types, partitions, downtime; "
+        "docs/reference/platform.md) or a shipped platform (curie); instead of --procs",
+    )
+    p.add_argument(
         "--estimates",
         choices=("trace", "exact"),
         default="trace",
@@ -182,10 +189,13 @@ def run(args: argparse.Namespace) -> int:
     check_out(args, clear=False)
     trace = read_swf(args.trace)
     check_replay(len(trace), write=args.out is not None)
+    if args.procs is not None and args.platform is not None:
+        raise ConfigError("give --procs or --platform, not both (a platform sets the machine)")
     base = ReplayConfig(
         trace=str(args.trace),
         trace_sha256=trace.sha256,
         procs=args.procs,
+        platform=args.platform,
         scale=args.scale,
         load=args.load,
         estimates=args.estimates,
@@ -221,6 +231,9 @@ def run(args: argparse.Namespace) -> int:
     print(table(columns, [replay_row(r, violations=violations) for r in results]))
     if any(r.summary.utility_jobs for r in results):
         print(table(UTILITY_COLUMNS, [utility_row(r) for r in results]))
+    for result in results:
+        if result.platform is not None:
+            print(platform_report(result))
     for result in results:
         if "feedback" in result.workload:
             print(_moved(result))

@@ -37,6 +37,7 @@ from sitesim.report import (
     UTILITY_COLUMNS,
     csv_text,
     flat_row,
+    platform_report,
     run_row,
     table,
     utility_row,
@@ -144,7 +145,13 @@ def add_parser(commands: Any) -> None:
         metavar="DAYS",
         help=f"days left out of the metrics (default {WARMUP_DAYS:g})",
     )
-    p.add_argument("--procs", type=positive_int, default=128, help="processors (default 128)")
+    p.add_argument("--procs", type=positive_int, help="processors (default 128)")
+    p.add_argument(
+        "--platform",
+        metavar="FILE",
+        help="a platform file (TOML: node types, partitions, downtime; "
+        "docs/reference/platform.md) or a shipped platform (curie); instead of --procs",
+    )
     p.add_argument(
         "--profile",
         type=Path,
@@ -244,10 +251,13 @@ def run(args: argparse.Namespace) -> int:
         )
         if value is not None
     }
+    if args.procs is not None and args.platform is not None:
+        raise ConfigError("give --procs or --platform, not both (a platform sets the machine)")
     base = SiteConfig(
         model=args.model,
         **synthetic_settings,
-        procs=args.procs,
+        procs=args.procs or 128,
+        platform=args.platform,
         days=args.days,
         warmup_days=args.warmup,
         profile=DEFAULT_PROFILE if args.profile is None else str(args.profile),
@@ -276,6 +286,9 @@ def run(args: argparse.Namespace) -> int:
     check_out(args)  # (with --force, the folder is emptied now: after every check)
     results = _run_all(configs, args.out, args.utility)
     print(table(RUN_COLUMNS, [run_row(r) for r in results]))
+    for result in results:
+        if result.platform is not None:
+            print(platform_report(result))
     if args.utility:
         pairs = zip(configs, results, strict=True)
         print(table(("Users", *UTILITY_COLUMNS), [[c.users, *utility_row(r)] for c, r in pairs]))
