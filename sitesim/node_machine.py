@@ -84,7 +84,7 @@ class NodeMachine:
             or (free.gpus[nodes] < alloc.gpus).any()
             or (free.memory[nodes] < alloc.memory).any()
             or int(alloc.cores.sum()) < job.size
-            or not np.isin(nodes, self.parts.nodes[job.demand.part]).all()
+            or not self.parts.member[job.demand.part][nodes].all()
         ):
             raise OverAllocationError(
                 f"at t = {self.env.now:g} s job {job.id} was placed on nodes that are down, "

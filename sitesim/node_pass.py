@@ -33,7 +33,7 @@ import numpy as np
 
 from sitesim.job import Job
 from sitesim.node_profile import NodeProfile
-from sitesim.placement import Alloc, place
+from sitesim.placement import Alloc, Demand, place
 
 if TYPE_CHECKING:
     from sitesim.downtime import Outages
@@ -102,16 +102,25 @@ class NodePass:
         blocked: set[int] = set()  # partitions with a job that did not fit (list, easy)
         started: list[tuple[Job, Alloc]] = []
         first_reservation = True
+        # demands that did not fit since the last start, with the shortest estimate tried (a
+        # longer one cannot fit either: its window only holds more reservations)
+        failed: dict[Demand, float] = {}
         for job in order:
             demand = job.demand
             part = demand.part
             if part in blocked and mode == "list":
                 continue
-            if profile is None:
+            tried = failed.get(demand)
+            if tried is not None and job.estimate >= tried:
+                alloc = None
+            elif profile is None:
                 alloc = place(parts, demand, work)
             else:
                 alloc = profile.fits_now(demand, job.estimate)
-            if alloc is not None:
+            if alloc is None:
+                failed[demand] = job.estimate if profile is not None else 0.0
+            else:
+                failed.clear()
                 started.append((job, alloc))
                 if profile is None:
                     work.take(alloc)
@@ -128,6 +137,7 @@ class NodePass:
                 start, where = profile.earliest(demand, job.estimate)
                 if where is not None:
                     profile.reserve(start, job.estimate, where)
+                    failed.clear()  # (those tried before had no reservation to respect)
                     if first_reservation:
                         self.scheduler.reservation = (job, start)  # type: ignore[attr-defined]
                         first_reservation = False

@@ -1,28 +1,47 @@
 """Free resources of a platform's nodes over future time, with concrete reservations.
 
 The node counterpart of :class:`~sitesim.schedulers.availability.AvailabilityProfile`: it
-starts from the resources free now and a sorted list of *changes*, each an allocation that
-comes back (a running job's estimated end, the end of a reservation or of a maintenance
-window) or is taken (the start of a reservation or of a maintenance window). Intervals are
-half-open: what comes back at *t* can be used from *t* on.
+starts from the resources free now (``base``) and a list of *changes*, each an allocation that
+comes back (``+1``: a running job's estimated end, the end of a reservation or of a
+maintenance window) or is taken (``-1``: the start of a reservation or of a maintenance window).
+Intervals are half-open: what comes back at *t* can be used from *t* on.
 
 :meth:`NodeProfile.earliest` finds the earliest time a job fits for its whole estimate and
-where, :meth:`NodeProfile.reserve` holds it there. A reservation prefers nodes that are busy
-now, so that the free ones stay for backfilling (on N one-core nodes this is exactly the
-"extra processors" of EASY's shadow time).
+where; :meth:`NodeProfile.reserve` holds it there (a start now takes from ``base``).
+:meth:`NodeProfile.fits_now` asks whether a job can start now without touching a reservation.
+A reservation prefers nodes that are busy now, so that free ones stay for backfilling (on N
+one-core nodes this is exactly the "extra processors" of EASY's shadow time).
+
+The resources free throughout a window are the lower of what is free at its start and, on the
+nodes of each change that takes resources inside it, what is left right after that change: a
+node's free resources only drop at such a change. So each taking change keeps what is left on
+its nodes right after it (``after``), kept up to date as jobs start and reservations are made;
+a window then costs one pass over the few taking changes, not over every running job. The free
+resources at a future time are ``base`` plus every change up to it, summed in NumPy over the
+changes' nodes at once (:meth:`state_at`), and candidate times are screened first by the cores
+free in the job's partition, a necessary condition, so the exact test runs once or twice.
 """
 
 from __future__ import annotations
 
 import math
-from bisect import insort
-from itertools import count
+from bisect import bisect_right, insort
 
 import numpy as np
 
 from sitesim.placement import Alloc, Demand, Free, Partitions, place
 
-_SEQ = count()
+
+class _Taking:
+    """A change that takes resources at ``time`` (a reservation or a maintenance window), and
+    what is left on its nodes right after it."""
+
+    __slots__ = ("after", "alloc", "time")
+
+    def __init__(self, time: float, alloc: Alloc, after: Free) -> None:
+        self.time = time
+        self.alloc = alloc
+        self.after = after  # (arrays aligned with alloc.nodes)
 
 
 class NodeProfile:
@@ -32,11 +51,11 @@ class NodeProfile:
         parts: the platform's partitions.
         now: the clock.
         free: resources free now (the profile keeps this object and changes it).
-        changes: ``(time, sign, alloc)``: ``+1`` resources come back at ``time``, ``-1`` they
-            are taken then; any order.
+        changes: ``(time, sign, alloc)``, times after ``now``: ``+1`` resources come back at
+            ``time``, ``-1`` they are taken then.
     """
 
-    __slots__ = ("_changes", "_negative", "base", "now", "parts")
+    __slots__ = ("_allocs", "_flat", "_signs", "_taking", "_times", "base", "now", "parts")
 
     def __init__(
         self,
@@ -48,73 +67,130 @@ class NodeProfile:
         self.parts = parts
         self.now = now
         self.base = free
-        self._changes: list[tuple[float, int, int, Alloc]] = sorted(
-            (t, next(_SEQ), sign, alloc) for t, sign, alloc in changes
-        )
-        self._negative = sum(1 for c in self._changes if c[2] < 0)
+        changes = sorted(changes, key=lambda c: c[0])  # (stable: the order given at ties)
+        self._times = [c[0] for c in changes]
+        self._signs = [c[1] for c in changes]
+        self._allocs = [c[2] for c in changes]
+        self._flat: tuple[np.ndarray, ...] | None = None
+        self._taking: list[_Taking] = []
+        for k, sign in enumerate(self._signs):
+            if sign < 0:
+                self._taking.append(self._new_taking(self._times[k], self._allocs[k]))
 
+    # -- states ----------------------------------------------------------------------------
+    def _flatten(self) -> tuple[np.ndarray, ...]:
+        """Every change's entries side by side: change index, node, signed cores, GPUs,
+        memory (rebuilt after a change is added)."""
+        if self._flat is None:
+            allocs = self._allocs
+            if allocs:
+                sizes = [len(a.nodes) for a in allocs]
+                which = np.repeat(np.arange(len(allocs)), sizes)
+                sign = np.repeat(np.array(self._signs, dtype=np.int64), sizes)
+                nodes = np.concatenate([a.nodes for a in allocs])
+                cores = np.concatenate([a.cores for a in allocs]) * sign
+                gpus = np.concatenate([a.gpus for a in allocs]) * sign
+                memory = np.concatenate([a.memory for a in allocs]) * sign
+            else:
+                which = nodes = cores = gpus = memory = np.zeros(0, dtype=np.int64)
+            self._flat = (which, nodes, cores, gpus, memory)
+        return self._flat
+
+    def state_at(self, t: float) -> Free:
+        """Resources free at ``t`` (every change up to ``t`` applied to ``base``)."""
+        upto = bisect_right(self._times, t)
+        state = self.base.copy()
+        if upto:
+            which, nodes, cores, gpus, memory = self._flatten()
+            end = int(np.searchsorted(which, upto))
+            n = len(state.cores)
+            state.cores[:] += np.bincount(nodes[:end], cores[:end], n).astype(np.int64)
+            if state.gpus.any() or gpus[:end].any():
+                state.gpus[:] += np.bincount(nodes[:end], gpus[:end], n).astype(np.int64)
+            if state.memory.any() or memory[:end].any():
+                state.memory[:] += np.bincount(nodes[:end], memory[:end], n).astype(np.int64)
+        return state
+
+    def _new_taking(self, time: float, alloc: Alloc) -> _Taking:
+        state = self.state_at(time)  # (the change itself included)
+        nodes = alloc.nodes
+        after = Free(state.cores[nodes], state.gpus[nodes], state.memory[nodes])
+        return _Taking(time, alloc, after)
+
+    def _window(self, state: Free, start: float, end: float) -> Free:
+        """``state`` (free at ``start``) lowered to what stays free until ``end``."""
+        low = None
+        for taking in self._taking:
+            if start < taking.time < end:
+                if low is None:
+                    low = state.copy()
+                nodes = taking.alloc.nodes
+                after = taking.after
+                low.cores[nodes] = np.minimum(low.cores[nodes], after.cores)
+                low.gpus[nodes] = np.minimum(low.gpus[nodes], after.gpus)
+                low.memory[nodes] = np.minimum(low.memory[nodes], after.memory)
+        return state if low is None else low
+
+    # -- questions -------------------------------------------------------------------------
     def fits_now(self, demand: Demand, duration: float) -> Alloc | None:
         """Where ``demand`` can start now and run ``duration`` seconds without touching a
         reservation, or None."""
-        return place(self.parts, demand, self._window(self.base, 0, self.now + duration))
+        return place(self.parts, demand, self._window(self.base, self.now, self.now + duration))
 
     def earliest(self, demand: Demand, duration: float) -> tuple[float, Alloc | None]:
         """The earliest start of ``demand`` for ``duration`` seconds and where; ``(inf,
         None)`` if it never fits (nodes down with no known return)."""
-        changes = self._changes
-        n = len(changes)
+        now = self.now
         free_now = self.base.cores > 0  # (used last)
-        cur = self.base.copy()
-        i = 0
-        t = self.now
-        while True:
-            while i < n and changes[i][0] <= t:
-                _apply(cur, changes[i])
-                i += 1
-            free = self._window(cur, i, t + duration) if self._negative else cur
-            alloc = place(self.parts, demand, free, last=free_now)
+        alloc = place(self.parts, demand, self._window(self.base, now, now + duration), free_now)
+        if alloc is not None:
+            return now, alloc
+        # candidate starts: when something comes back; screened by the cores free in the
+        # partition then (necessary: a window only lowers it)
+        which, nodes, cores, _, _ = self._flatten()
+        member = self.parts.member[demand.part]
+        inside = np.bincount(which, cores * member[nodes], len(self._times))
+        level = int(self.base.cores[self.parts.nodes[demand.part]].sum()) + np.cumsum(inside)
+        times = np.array(self._times)
+        last = np.append(times[1:] != times[:-1], True)  # the last change of each instant
+        candidates = np.flatnonzero(last & (level >= demand.cores))
+        for k in candidates.tolist():
+            t = self._times[k]
+            state = self._window(self.state_at(t), t, t + duration)
+            alloc = place(self.parts, demand, state, free_now)
             if alloc is not None:
                 return t, alloc
-            while i < n and changes[i][2] < 0:  # the next time something comes back
-                _apply(cur, changes[i])
-                i += 1
-            if i == n:
-                return math.inf, None
-            t = changes[i][0]
+        return math.inf, None
 
-    def _window(self, cur: Free, i: int, end: float) -> Free:
-        """Resources free throughout [time of ``cur``, ``end``): ``cur`` lowered by what
-        changes ``i``, ... take before ``end``."""
-        changes = self._changes
-        if i >= len(changes) or changes[i][0] >= end or not self._negative:
-            return cur
-        low = cur.copy()
-        run = cur.copy()
-        for time, _, sign, alloc in changes[i:]:
-            if time >= end:
-                break
-            if sign > 0:
-                run.give(alloc)
-            else:
-                run.take(alloc)
-                nodes = alloc.nodes
-                low.cores[nodes] = np.minimum(low.cores[nodes], run.cores[nodes])
-                low.gpus[nodes] = np.minimum(low.gpus[nodes], run.gpus[nodes])
-                low.memory[nodes] = np.minimum(low.memory[nodes], run.memory[nodes])
-        return low
-
+    # -- changes ---------------------------------------------------------------------------
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         """Hold ``alloc`` on ``[start, start + duration)``."""
+        end = start + duration
+        for taking in self._taking:  # those it overlaps have less left after them
+            if start <= taking.time < end:
+                _lower(taking, alloc)
         if start <= self.now:
             self.base.take(alloc)
         else:
-            insort(self._changes, (start, next(_SEQ), -1, alloc))
-            self._negative += 1
-        insort(self._changes, (start + duration, next(_SEQ), 1, alloc))
+            self._add(start, -1, alloc)
+            taking = self._new_taking(start, alloc)
+            insort(self._taking, taking, key=lambda x: x.time)
+        self._add(end, 1, alloc)
+
+    def _add(self, time: float, sign: int, alloc: Alloc) -> None:
+        k = bisect_right(self._times, time)
+        self._times.insert(k, time)
+        self._signs.insert(k, sign)
+        self._allocs.insert(k, alloc)
+        self._flat = None
 
 
-def _apply(free: Free, change: tuple[float, int, int, Alloc]) -> None:
-    if change[2] > 0:
-        free.give(change[3])
-    else:
-        free.take(change[3])
+def _lower(taking: _Taking, alloc: Alloc) -> None:
+    """``alloc`` holds resources at ``taking.time``: less is left on the nodes they share."""
+    nodes = taking.alloc.nodes
+    common, here, there = np.intersect1d(nodes, alloc.nodes, return_indices=True)
+    if len(common):
+        after = taking.after
+        after.cores[here] -= alloc.cores[there]
+        after.gpus[here] -= alloc.gpus[there]
+        after.memory[here] -= alloc.memory[there]

@@ -106,6 +106,12 @@ class Partitions:
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.nodes = [np.array(p.nodes, dtype=np.int64) for p in platform.partitions]
+        #: Per partition: a mask over all nodes, True on its own.
+        self.member = []
+        for nodes in self.nodes:
+            mask = np.zeros(platform.nodes, dtype=bool)
+            mask[nodes] = True
+            self.member.append(mask)
         self.exclusive = [p.allocation == "exclusive" for p in platform.partitions]
         self.best_fit = platform.placement == "best_fit"
         cores, gpus, memory = platform.cores, platform.gpus, platform.memory
@@ -117,6 +123,13 @@ class Partitions:
         self.max_time = [p.max_time for p in platform.partitions]
         #: Node capacities in each partition's order for whole-node placement.
         self._caps = [(cores[n], gpus[n], memory[n]) for n in self.nodes]
+        #: How placement reads a partition's nodes: a slice when they are contiguous.
+        self.select: list[slice | np.ndarray] = [
+            slice(int(n[0]), int(n[-1]) + 1) if int(n[-1]) - int(n[0]) + 1 == len(n) else n
+            for n in self.nodes
+        ]
+        #: The cores of every node of a partition, when they all have as many (else 0).
+        self.uniform = [int(c[0]) if (c == c[0]).all() else 0 for c, _, _ in self._caps]
 
 
 def place(
@@ -127,26 +140,29 @@ def place(
     ``last``: a boolean mask over all nodes; those nodes are used only after the others.
     """
     k = demand.part
-    nodes = parts.nodes[k]
-    cores_free = free.cores[nodes]
-    gpus_free = free.gpus[nodes]
-    mem_free = free.memory[nodes]
+    sel = parts.select[k]  # (a slice when the partition's nodes are contiguous: views)
+    cores_free = free.cores[sel]
     gpus, memory, count, want = demand.gpus, demand.memory, demand.nodes, demand.cores
     cap_cores, cap_gpus, cap_mem = parts._caps[k]
     exclusive = parts.exclusive[k]
-    if exclusive:  # idle nodes only, whole
-        ok = (cores_free == cap_cores) & (gpus_free == cap_gpus) & (mem_free == cap_mem)
+    if exclusive:  # idle nodes only, whole (every job holds a core on each of its nodes)
+        ok = cores_free == cap_cores
         if gpus:
             ok &= cap_gpus >= gpus
         if memory:
             ok &= cap_mem >= memory
         have = cap_cores
+        uniform = parts.uniform[k]
+        if uniform and not count and np.count_nonzero(ok) * uniform < want:
+            return None  # (not enough idle nodes: the common answer, found fast)
     else:
+        if not count and int(cores_free.sum()) < want:
+            return None
         ok = cores_free > 0
         if gpus:
-            ok &= gpus_free >= gpus
+            ok &= free.gpus[sel] >= gpus
         if memory:
-            ok &= mem_free >= memory
+            ok &= free.memory[sel] >= memory
         have = cores_free
     share = -(-want // count) if count else 1  # cores per node with a node count
     if count and share > 1:
@@ -154,11 +170,13 @@ def place(
     candidates = np.flatnonzero(ok)
     if count and len(candidates) < count:
         return None
-    if not count and len(candidates) and int(have[candidates].sum()) < want:
-        return None
     if not len(candidates):
         return None
-    candidates = _order(candidates, have, nodes, parts.best_fit, last)
+    if not count and int(have[candidates].sum()) < want:
+        return None
+    nodes = parts.nodes[k]
+    if last is not None or parts.best_fit:
+        candidates = _order(candidates, have, nodes, parts.best_fit, last)
     if count:
         chosen = candidates[:count]
         if exclusive:
@@ -174,12 +192,12 @@ def place(
         taken = have[chosen].copy()
         if not exclusive:
             taken[-1] -= int(cumulative[used - 1]) - want  # the last node: only what is left
+    if len(chosen) > 1 and (last is not None or parts.best_fit):
+        order = np.argsort(chosen, kind="stable")  # (ascending nodes)
+        chosen, taken = chosen[order], taken[order]
     picked = nodes[chosen]
-    order = np.argsort(picked, kind="stable")
-    picked, taken = picked[order], taken[order]
     n = len(picked)
     if exclusive:
-        chosen = chosen[order]
         return Alloc(picked, taken, cap_gpus[chosen].copy(), cap_mem[chosen].copy())
     return Alloc(picked, taken, np.full(n, gpus, np.int64), np.full(n, memory, np.int64))
 
