@@ -294,22 +294,22 @@ def _renewals(
 def _rows(seed: int, part: int, round_: int, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` (ascending) of the (node, BLOCK) uniforms of ``part`` in round ``round_``.
 
-    Drawn CHUNK rows at a time (a chunk without a wanted row is skipped: each uniform is one
-    64-bit output, so the generator advances by the chunk's size), so memory stays small on
-    the largest platforms.
+    Each uniform is one 64-bit output of the generator, so rows before a wanted one are
+    skipped by advancing it; wanted rows are drawn at most ``_CHUNK`` rows at a time, so
+    memory stays small on the largest platforms.
     """
     bits = np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_STREAM, part, round_)))
     rng = np.random.Generator(bits)
     out = np.empty((len(rows), BLOCK))
-    done = 0
-    for first in range(0, int(rows[-1]) + 1, _CHUNK):
-        end = int(np.searchsorted(rows, first + _CHUNK))
-        if end == done:
-            bits.advance(_CHUNK * BLOCK)
-            continue
-        block = rng.random((min(_CHUNK, int(rows[-1]) + 1 - first), BLOCK))
-        out[done:end] = block[rows[done:end] - first]
-        done = end
+    done = at = 0  # rows handed out; the row the generator is at
+    while done < len(rows):
+        low = int(rows[done])
+        end = int(np.searchsorted(rows, low + _CHUNK))
+        high = int(rows[end - 1])
+        if low > at:
+            bits.advance((low - at) * BLOCK)
+        out[done:end] = rng.random((high - low + 1, BLOCK))[rows[done:end] - low]
+        done, at = end, high + 1
     return out
 
 
@@ -344,24 +344,21 @@ class Outages:
         up = np.clip(self.up, 0.0, horizon)
         order = np.lexsort((down, self.node))
         node, down, up = self.node[order], down[order], up[order]
-        total = float(np.sum(up - down))
-        # Sorted by node and down, a node's outages are disjoint unless two in a row overlap.
-        overlap = (node[1:] == node[:-1]) & (down[1:] < up[:-1])
-        if overlap.any():
-            for n in np.unique(node[1:][overlap]):
-                mine = node == n
-                total -= float(np.sum(up[mine] - down[mine])) - _union(down[mine], up[mine])
-        return total / 3600.0
-
-
-def _union(down: np.ndarray, up: np.ndarray) -> float:
-    """The length of the union of intervals sorted by ``down``."""
-    total, reach = 0.0, -math.inf
-    for start, end in zip(down.tolist(), up.tolist(), strict=True):
-        if end > reach:
-            total += end - max(start, reach)
-            reach = end
-    return total
+        if not len(node):
+            return 0.0
+        # The union of each node's intervals: a row adds what reaches past the latest end of
+        # the node's earlier rows (a running maximum per node, by doubling: log2(rows) steps).
+        first = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
+        group_start = np.repeat(first, np.diff(np.r_[first, len(node)]))
+        reach = up.copy()
+        index = np.arange(len(node))
+        shift = 1
+        while shift < len(node) and np.any(index[shift:] - shift >= group_start[shift:]):
+            same = index[shift:] - shift >= group_start[shift:]
+            reach[shift:] = np.where(same, np.maximum(reach[shift:], reach[:-shift]), reach[shift:])
+            shift *= 2
+        before = np.where(index > group_start, np.r_[-np.inf, reach[:-1]], -np.inf)
+        return float(np.sum(np.maximum(up - np.maximum(down, before), 0.0))) / 3600.0
 
 
 # -- failure files -----------------------------------------------------------------------------
