@@ -41,7 +41,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from sitesim.platform import PlatformError, parse_duration, parse_nodes
+from sitesim.platform import PlatformError, _Checker, parse_duration, parse_nodes
 
 OnFailure = Literal["requeue", "fail"]
 ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)
@@ -466,23 +466,14 @@ def _check_node_list(nodes: tuple[int, ...], name: str, empty: bool) -> None:
         raise ValueError(f"{name} must be ascending node indices >= 0 without repeats")
 
 
-class _Reader:
-    """Validation of one ``[downtime]`` table; every error names ``where`` and the key."""
+class _Reader(_Checker):
+    """Validation of one ``[downtime]`` table; every error names ``where`` and the key (the
+    platform's checker, which knows the partitions and the node count too)."""
 
     def __init__(self, where: str, partitions: Mapping[str, tuple[int, ...]], nodes: int) -> None:
-        self.where = where
+        super().__init__(where)
         self.partitions = partitions
         self.count = nodes
-
-    def error(self, key: str, problem: str) -> PlatformError:
-        return PlatformError(f"{self.where}: {key}: {problem}")
-
-    def keys(self, table: Mapping[str, Any], key: str, allowed: Sequence[str]) -> None:
-        for name in table:
-            if name not in allowed:
-                raise self.error(
-                    f"{key}.{name}", f"unknown key; the keys here are {', '.join(allowed)}"
-                )
 
     def time(
         self, table: Mapping[str, Any], key: str, name: str, zero: bool, unlimited: bool
