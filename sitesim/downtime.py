@@ -48,10 +48,19 @@ ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)
 #: Outage kinds (:attr:`Outages.kind`).
 MAINTENANCE, FAILURE = 0, 1
 
-#: Generated failures draw, per round, ``BLOCK`` up times and ``BLOCK`` repair times for every
-#: node from generators keyed by (seed, purpose, round); node i's values are row i of the
-#: round's block. A constant, so the outages do not depend on how many rounds a horizon needs.
-BLOCK = 32
+#: Generated failures draw, in round r, ``_block(r)`` up times and as many repair times for
+#: every node from generators keyed by (seed, purpose, r); node i's values are row i of the
+#: round's block. The widths are fixed (4, 8, 16, 32, then 64 a round), so the outages do not
+#: depend on how many rounds a horizon needs; small first rounds cost little where few nodes
+#: fail more than a few times.
+_FIRST_BLOCK, _LAST_BLOCK = 4, 64
+
+
+def _block(round_: int) -> int:
+    """How many up times (and repairs) each node draws in round ``round_``."""
+    return min(_FIRST_BLOCK << min(round_, 8), _LAST_BLOCK)
+
+
 #: The first entry of the spawn key of the failure streams (user streams use other keys).
 _STREAM = 0xD0D0
 _UP, _REPAIR = 0, 1
@@ -262,7 +271,7 @@ def _renewals(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Failures of ``downtime.failure_nodes`` before ``horizon``: (node, down, up) arrays.
 
-    Round r draws BLOCK uniforms per node for up times and for repairs from two generators
+    Round r draws _block(r) uniforms per node for up times and for repairs from two generators
     keyed by (seed, purpose, r); row i of the block is node i's (so a node's draws do not
     depend on the other nodes). One uniform per value (inverse CDF), whole seconds, at
     least 1 s: every time is an exact integer, as every event time of a site run is.
@@ -292,7 +301,7 @@ def _renewals(
 
 
 def _rows(seed: int, part: int, round_: int, rows: np.ndarray) -> np.ndarray:
-    """Rows ``rows`` (ascending) of the (node, BLOCK) uniforms of ``part`` in round ``round_``.
+    """Rows ``rows`` (ascending) of the (node, _block(r)) uniforms of ``part`` in round r.
 
     Each uniform is one 64-bit output of the generator, so rows before a wanted one are
     skipped by advancing it; wanted rows are drawn at most ``_CHUNK`` rows at a time, so
@@ -300,15 +309,16 @@ def _rows(seed: int, part: int, round_: int, rows: np.ndarray) -> np.ndarray:
     """
     bits = np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_STREAM, part, round_)))
     rng = np.random.Generator(bits)
-    out = np.empty((len(rows), BLOCK))
+    width = _block(round_)
+    out = np.empty((len(rows), width))
     done = at = 0  # rows handed out; the row the generator is at
     while done < len(rows):
         low = int(rows[done])
         end = int(np.searchsorted(rows, low + _CHUNK))
         high = int(rows[end - 1])
         if low > at:
-            bits.advance((low - at) * BLOCK)
-        out[done:end] = rng.random((high - low + 1, BLOCK))[rows[done:end] - low]
+            bits.advance((low - at) * width)
+        out[done:end] = rng.random((high - low + 1, width))[rows[done:end] - low]
         done, at = end, high + 1
     return out
 
