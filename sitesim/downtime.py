@@ -224,13 +224,14 @@ class Downtime:
         return cls(windows, mtbf, mttr, failure_nodes, file_rows, on_failure)
 
     # -- outages ---------------------------------------------------------------------------
-    def outages(self, horizon: float, seed: int) -> Outages:
+    def outages(self, horizon: float, seed: int | Sequence[int]) -> Outages:
         """Every outage that begins before ``horizon``, sorted by (down, node, kind).
 
         Args:
             horizon: seconds; ``math.inf`` only without recurring windows and without
                 generated failures (``mtbf`` finite).
-            seed: the run's root seed (>= 0): the same seed gives the same failures. Node i's
+            seed: the run's root seed (>= 0), or a list of whole numbers >= 0 (the root seed
+                and a stream key): the same seed gives the same failures. Node i's
                 failures depend only on the seed, ``mtbf``, ``mttr`` and i (not on the horizon,
                 nor on which other nodes can fail).
 
@@ -242,8 +243,14 @@ class Downtime:
             raise ValueError(f"horizon must be >= 0, got {horizon!r}")
         if math.isinf(horizon) and math.isfinite(self.mtbf):
             raise ValueError("failures (a finite mtbf) recur without end: give a finite horizon")
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+        entropy = [seed] if isinstance(seed, int | np.integer) else seed
+        if (
+            not isinstance(entropy, Sequence)
+            or not entropy
+            or not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in entropy)
+            or min(entropy) < 0
+        ):
+            raise ValueError(f"seed must be a whole number >= 0 or a list of them, got {seed!r}")
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
         for window in self.windows:
             starts = window.downs(horizon)
@@ -251,7 +258,7 @@ class Downtime:
             downs = np.repeat(starts, len(nodes))
             parts.append((np.tile(nodes, len(starts)), downs, downs + window.duration, MAINTENANCE))
         if math.isfinite(self.mtbf) and horizon > 0:
-            parts.append((*_renewals(self, horizon, int(seed)), FAILURE))
+            parts.append((*_renewals(self, horizon, [int(v) for v in entropy]), FAILURE))
         if self.failure_file:
             node, down, up = (np.array(c) for c in zip(*self.failure_file, strict=True))
             keep = down < horizon
@@ -267,7 +274,7 @@ class Downtime:
 
 
 def _renewals(
-    downtime: Downtime, horizon: float, seed: int
+    downtime: Downtime, horizon: float, seed: list[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Failures of ``downtime.failure_nodes`` before ``horizon``: (node, down, up) arrays.
 
@@ -300,7 +307,7 @@ def _renewals(
     return np.concatenate(nodes), np.concatenate(downs), np.concatenate(ups)
 
 
-def _rows(seed: int, part: int, round_: int, rows: np.ndarray) -> np.ndarray:
+def _rows(seed: list[int], part: int, round_: int, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` (ascending) of the (node, _block(r)) uniforms of ``part`` in round r.
 
     Each uniform is one 64-bit output of the generator, so rows before a wanted one are

@@ -283,8 +283,13 @@ def test_failures_during_maintenance_keep_both_rows() -> None:
     assert outages.node_hours(50 * DAY) == pytest.approx(50 * 24)
 
 
-def test_a_seed_must_be_whole_and_not_negative() -> None:
-    for seed in (-1, 1.5, True):
+def test_a_seed_is_whole_numbers_not_negative() -> None:
+    one, listed, keyed, again = (FAILING.outages(50 * DAY, s) for s in (7, [7], [7, 3], [7, 3]))
+    assert np.array_equal(one.down, listed.down)
+    assert np.array_equal(keyed.down, again.down)
+    assert not np.array_equal(one.down[:20], keyed.down[:20])
+    assert len(FAILING.outages(DAY, np.int64(3))) == len(FAILING.outages(DAY, 3))
+    for seed in (-1, 1.5, True, [], [1, -2], "7", [7, 1.0]):
         with pytest.raises(ValueError, match="seed"):
             FAILING.outages(DAY, seed)  # type: ignore[arg-type]
 
@@ -444,6 +449,17 @@ def test_a_platform_file_with_bad_downtime(tmp_path: Path) -> None:
     (tmp_path / "logs" / "failures.csv").write_text("0,10,20\n0,15,30\n")
     with pytest.raises(PlatformError, match=r"logs/failures.csv:2: node 0 is down from 15"):
         Platform.load(tmp_path / "site.toml")
+
+
+def test_a_failure_file_beside_a_platform_file_named_by_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "site" / "logs").mkdir(parents=True)
+    (tmp_path / "site" / "logs" / "failures.csv").write_text("0,10,20\n")
+    (tmp_path / "site" / "site.toml").write_text(SITE)
+    platform = Platform.load("site/site.toml")
+    assert platform.downtime["failures"]["file"] in ("logs/failures.csv", "site/logs/failures.csv")
 
 
 def test_platform_from_dict_with_a_downtime_table() -> None:
