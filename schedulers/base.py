@@ -39,6 +39,9 @@ class Scheduler(ABC):
     #: How it runs on a platform of nodes (:mod:`sitesim.node_pass`): ``list``, ``greedy``,
     #: ``easy``, ``conservative`` or ``plan``; None: only on processors (``--procs``).
     platform_mode: ClassVar[str | None] = None
+    #: True if :meth:`platform_order` reads the platform as one pool of cores (``free`` and
+    #: ``running``); else it is given none (they cost a pass over the running jobs).
+    platform_pool: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

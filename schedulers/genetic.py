@@ -89,6 +89,8 @@ class GA(EASY):
         self._running, self._free = running, free
         return super().select(now, free, running)
 
+    platform_pool = True
+
     def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
         """On a platform the fitness sees it as one pool of cores (its free cores, the
         running jobs' cores)."""

@@ -79,7 +79,8 @@ class NodePass:
         if self.mode == "plan":
             return self._planning(now)
         machine = self.machine
-        order = scheduler.platform_order(now, *self.pool())
+        free, running = self.pool() if scheduler.platform_pool else (0, [])
+        order = scheduler.platform_order(now, free, running)
         if self.mode == "conservative":
             started = self._conservative(now, order)
         else:

@@ -55,7 +55,9 @@ class NodeProfile:
             ``time``, ``-1`` they are taken then.
     """
 
-    __slots__ = ("_allocs", "_flat", "_signs", "_taking", "_times", "base", "now", "parts")
+    __slots__ = (
+        "_allocs", "_flat", "_now_windows", "_signs", "_taking", "_times", "base", "now", "parts",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -72,6 +74,8 @@ class NodeProfile:
         self._signs = [c[1] for c in changes]
         self._allocs = [c[2] for c in changes]
         self._flat: tuple[np.ndarray, ...] | None = None
+        #: Windows from now, by how many taking changes they hold (until the next change).
+        self._now_windows: dict[int, Free] = {}
         self._taking: list[_Taking] = []
         for k, sign in enumerate(self._signs):
             if sign < 0:
@@ -135,7 +139,12 @@ class NodeProfile:
     def fits_now(self, demand: Demand, duration: float) -> Alloc | None:
         """Where ``demand`` can start now and run ``duration`` seconds without touching a
         reservation, or None."""
-        return place(self.parts, demand, self._window(self.base, self.now, self.now + duration))
+        end = self.now + duration
+        held = sum(1 for taking in self._taking if taking.time < end)  # (they are after now)
+        window = self._now_windows.get(held)
+        if window is None:
+            window = self._now_windows[held] = self._window(self.base, self.now, end)
+        return place(self.parts, demand, window)
 
     def earliest(self, demand: Demand, duration: float) -> tuple[float, Alloc | None]:
         """The earliest start of ``demand`` for ``duration`` seconds and where; ``(inf,
@@ -165,6 +174,7 @@ class NodeProfile:
     # -- changes ---------------------------------------------------------------------------
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         """Hold ``alloc`` on ``[start, start + duration)``."""
+        self._now_windows.clear()
         end = start + duration
         for taking in self._taking:  # those it overlaps have less left after them
             if start <= taking.time < end:

@@ -321,7 +321,7 @@ class Platform:
         if downtime:
             from sitesim.downtime import Downtime
 
-            Downtime.from_dict(downtime, {p.name: p.nodes for p in parts}, total, check.where, base)
+            Downtime.from_dict(downtime, {p.name: p.nodes for p in parts}, total, check.where, None)
         name = data.get("name", "")
         if not isinstance(name, str):
             raise check.error("name", f"must be a string, got {name!r}")

@@ -114,7 +114,7 @@ def records_csv(records: np.ndarray) -> str:
             columns.append([JobState(code).name.lower() for code in col.tolist()])
         elif col.dtype.kind == "b":
             columns.append(np.where(col, "1", "0").tolist())
-        elif col.dtype.kind in "iu":
+        elif col.dtype.kind in "iuU":
             columns.append(col.astype(str).tolist())
         else:
             columns.append(["" if v != v else format_value(v) for v in col.tolist()])
