@@ -170,13 +170,15 @@ def _ranges(nodes: np.ndarray) -> str:
     return format_nodes(nodes.tolist())
 
 
-def build_site(config: RunConfig, scheduler: Scheduler, horizon: float, **options: Any) -> Site:
-    """The site of a configured run: ``config.procs`` processors, or its platform with its
-    outages up to ``horizon`` (drawn from the run's seed)."""
+def build_site(
+    config: RunConfig, procs: int, scheduler: Scheduler, horizon: float, **options: Any
+) -> Site:
+    """The site of a configured run: ``procs`` processors, or the configuration's platform
+    with its outages up to ``horizon`` (drawn from the run's seed)."""
     from sitesim.site import Site
 
     platform = config.make_platform()
-    site = Site(platform or config.procs, scheduler, **options)
+    site = Site(platform or procs, scheduler, **options)
     if platform is not None and platform.downtime and site.nodes is not None:
         from sitesim.downtime import Downtime
 

@@ -378,7 +378,9 @@ def write_outputs(
         files[USERS_NAME] = lambda: records_csv(result.per_user)
     if result.platform is not None:
         files[PLACEMENT_NAME] = lambda: placement_csv(result)
-        files[PARTITIONS_NAME] = lambda: records_csv(result.per_partition)
+        partitions = result.per_partition
+        assert partitions is not None
+        files[PARTITIONS_NAME] = lambda: records_csv(partitions)
     written: dict[str, dict[str, Any]] = {}
     with staged_folder(folder, last=RESULTS_NAME) as staging:
         for name, text in files.items():  # one at a time: a replay's SWF can be large

@@ -175,7 +175,12 @@ def _run(
     """The simulation itself, with every piece built."""
     horizon = config.days * DAY
     site = build_site(
-        config, scheduler, horizon, strict=config.strict, cancel_expired=config.cancel_expired
+        config,
+        config.procs,
+        scheduler,
+        horizon,
+        strict=config.strict,
+        cancel_expired=config.cancel_expired,
     )
     for user in users:
         site.add_user(user)

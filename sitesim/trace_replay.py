@@ -241,7 +241,7 @@ def _replay(
     first, last = float(workload.submit[0]), float(workload.submit[-1])
     outages_until = last + 30 * DAY + float(workload.estimate.max())  # (platforms' downtime)
     site = build_site(
-        config, scheduler, outages_until, strict=config.strict,
+        config, size, scheduler, outages_until, strict=config.strict,
         cancel_expired=config.cancel_expired,
         keep_jobs=plan is not None,  # an open replay never looks back at an ended job
     )  # fmt: skip
