@@ -58,6 +58,8 @@ class NodeMachine:
         self._on_kill = on_kill
         self._end_callbacks: list[Callable[[Any], None]] = [self._end]
         self._runs: dict[int, int] = {}  # job id -> run number (a killed run's end is ignored)
+        #: Outages are still to come (set by :func:`sitesim.platform_site.add_outages`).
+        self.outages_pending = False
         self.requeued = 0
         self.failed = 0
         self.work_lost = 0.0

@@ -67,6 +67,7 @@ class NodePass:
         self.parts = machine.parts
         self._windows = self._window_allocs(maintenance)
         self._planned: dict[tuple[int, float], Alloc] = {}
+        self._reserved: dict[Job, tuple[float, Alloc]] = {}  # (conservative)
         if mode == "plan":
             scheduler.planner = self._plan  # type: ignore[attr-defined]
 
@@ -102,7 +103,6 @@ class NodePass:
         ended: list[tuple[float, int, Alloc]] = []  # releases of the jobs started so far
         blocked: set[int] = set()  # partitions with a job that did not fit (list, easy)
         started: list[tuple[Job, Alloc]] = []
-        first_reservation = True
         # demands that did not fit since the last start, with the shortest estimate tried (a
         # longer one cannot fit either: its window only holds more reservations)
         failed: dict[Demand, float] = {}
@@ -139,18 +139,28 @@ class NodePass:
                 if where is not None:
                     profile.reserve(start, job.estimate, where)
                     failed.clear()  # (those tried before had no reservation to respect)
-                    if first_reservation:
-                        self.scheduler.reservation = (job, start)  # type: ignore[attr-defined]
-                        first_reservation = False
+                    self.scheduler.reservation = (job, start)  # type: ignore[attr-defined]
         return started
 
     def _conservative(self, now: float, order: Sequence[Job]) -> list[tuple[Job, Alloc]]:
+        """Every waiting job keeps its reservation (on the nodes it was given) until the
+        schedule is compressed: then each, in order, is placed anew at its earliest start.
+        New arrivals are placed at theirs."""
         scheduler: Any = self.scheduler
+        kept = self._reserved
+        compress = scheduler.compress_due or any(kept[job][0] < now for job in order if job in kept)
+        scheduler.compress_due = False
+        if compress:
+            kept.clear()
         reach = now + max(job.estimate for job in order) if order else now
         profile = self._profile(now, self.machine.free.copy(), [], reach)
         started: list[tuple[Job, Alloc]] = []
         for job in order:
-            start, where = profile.earliest(job.demand, job.estimate)
+            entry = kept.get(job)
+            if entry is None:
+                start, where = profile.earliest(job.demand, job.estimate)
+            else:
+                start, where = entry
             if where is None:
                 scheduler.reservation[job] = math.inf
                 continue
@@ -159,8 +169,10 @@ class NodePass:
             if start <= now:
                 started.append((job, where))
                 scheduler.reservation.pop(job, None)
+                kept.pop(job, None)
             else:
                 scheduler.reservation[job] = start
+                kept[job] = (start, where)
         return started
 
     def _planning(self, now: float) -> list[tuple[Job, Alloc]]:

@@ -233,8 +233,11 @@ def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
         step[0] = k + 1
         if k + 1 < len(groups):
             env.after(float(groups[k + 1][0][0]) - env.now, callbacks, None)
+        else:
+            machine.outages_pending = False
 
     callbacks: list[Callable[[Any], None]] = [fire]
+    machine.outages_pending = True
     env.after(float(groups[0][0][0]) - env.now, callbacks, None)
 
 

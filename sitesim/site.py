@@ -379,11 +379,17 @@ class Site:
         if not self._unfinished:
             if not self._drained.triggered:
                 self._drained.succeed()
-        elif not self.machine.running:
+        elif not self.machine.running and not self._nodes_to_come():
             raise SchedulerError(
                 f"scheduler {self.scheduler.name} leaves {self._unfinished} jobs waiting on an "
                 "idle machine after the last submission: they would never start"
             )
+
+    def _nodes_to_come(self) -> bool:
+        """On a platform: nodes are down, or outages are still to come (jobs may wait for
+        them)."""
+        nodes = self.nodes
+        return nodes is not None and (nodes.outages_pending or not nodes.up.all())
 
     # -- running ------------------------------------------------------------------------------
     def run(
