@@ -124,8 +124,8 @@ class NodeMachine:
     def go_down(self, nodes: np.ndarray, requeue: bool) -> list[Job]:
         """Outages begin on ``nodes``: jobs running there are killed (requeued, or failed
         when ``requeue`` is False); returns them."""
-        self._down[nodes] += 1
-        fresh = nodes[~self.up[nodes] == False]  # noqa: E712 - (up until now)
+        np.add.at(self._down, nodes, 1)  # (a node may begin two outages at once)
+        fresh = np.unique(nodes[self.up[nodes]])  # (up until now)
         self.up[nodes] = False
         if not len(fresh):
             return []
@@ -151,8 +151,8 @@ class NodeMachine:
 
     def come_up(self, nodes: np.ndarray) -> None:
         """Outages end on ``nodes``; a node no outage covers any more is up again, idle."""
-        self._down[nodes] -= 1
-        back = nodes[self._down[nodes] == 0]
+        np.subtract.at(self._down, nodes, 1)
+        back = np.unique(nodes[self._down[nodes] == 0])
         if len(back):
             self.up[back] = True
             platform = self.parts.platform

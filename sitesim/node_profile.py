@@ -171,6 +171,11 @@ class NodeProfile:
                 return t, alloc
         return math.inf, None
 
+    def advance(self, now: float) -> None:
+        """The clock moved to ``now`` with nothing changed before it (no change is due)."""
+        assert not self._times or self._times[0] > now or now == self.now
+        self.now = now
+
     # -- changes ---------------------------------------------------------------------------
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         """Hold ``alloc`` on ``[start, start + duration)``."""

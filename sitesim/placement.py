@@ -176,7 +176,8 @@ def place(
         return None
     nodes = parts.nodes[k]
     if last is not None or parts.best_fit:
-        candidates = _order(candidates, have, nodes, parts.best_fit, last)
+        whole = share if count else want  # (what one node must hold to take the job alone)
+        candidates = _order(candidates, have, nodes, parts.best_fit, last, whole)
     if count:
         chosen = candidates[:count]
         if exclusive:
@@ -208,18 +209,23 @@ def _order(
     nodes: np.ndarray,
     best_fit: bool,
     last: np.ndarray | None,
+    whole: int,
 ) -> np.ndarray:
-    """The candidates (positions in the partition) in placement order."""
+    """The candidates (positions in the partition) in placement order: first fit by index;
+    best fit the tightest node that holds ``whole`` cores alone first, else the largest
+    first (the fewest nodes); nodes in ``last`` after the others."""
+    keys: list[Any] = [candidates]
+    if best_fit:
+        cores = have[candidates]
+        holds = cores >= whole
+        keys += [np.where(holds, cores, -cores), ~holds]
     if last is not None:
         late = last[nodes[candidates]]
         if late.any():
-            if best_fit:
-                keys: Any = (candidates, have[candidates], late)
-                return candidates[np.lexsort(keys)]
-            return np.concatenate((candidates[~late], candidates[late]))
-    if best_fit:
-        return candidates[np.lexsort((candidates, have[candidates]))]
-    return candidates
+            keys.append(late)
+    if len(keys) == 1:
+        return candidates
+    return candidates[np.lexsort(keys)]
 
 
 def fits_ever(parts: Partitions, demand: Demand) -> bool:

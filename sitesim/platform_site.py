@@ -92,9 +92,11 @@ def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
 
     def ended(job: Job) -> None:
         record(job)
+        node_pass._changes += 1
         site._job_ended(job)
 
     def killed(job: Job, requeue: bool) -> None:
+        node_pass._changes += 1
         if requeue:
             site.scheduler.submit(job, site.env.now)
             site.pass_due = True
@@ -105,7 +107,7 @@ def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
     machine = NodeMachine(site.env, parts, ended, killed)
     site.nodes = machine
     site.machine = machine  # type: ignore[assignment]  # (the site reads procs and running)
-    site._node_pass = NodePass(machine, scheduler)
+    site._node_pass = node_pass = NodePass(machine, scheduler)
     site._demand = _resolver(site, parts)  # type: ignore[method-assign]
     site._placed = placed  # type: ignore[attr-defined]
     site._downtime = None  # type: ignore[attr-defined]  # (add_outages sets it)
@@ -200,7 +202,8 @@ def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
     from sitesim.downtime import MAINTENANCE
 
     machine, node_pass = site.nodes, site._node_pass
-    assert machine is not None and node_pass is not None
+    if machine is None or node_pass is None:
+        raise ValueError("outages need a site on a platform of nodes, not on processors")
     site._downtime = outages  # type: ignore[attr-defined]
     maintenance = outages.kind == MAINTENANCE
     if maintenance.any():
@@ -228,6 +231,7 @@ def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
         else:
             machine.come_up(group_nodes)
         site.scheduler.nodes_changed()
+        node_pass._changes += 1
         node_pass.forget_past_windows(env.now)
         site.pass_due = True
         step[0] = k + 1
@@ -268,8 +272,9 @@ def placement_records(site: Site, count: int) -> PlatformRecords:
 def platform_summary(
     site: Site, records: np.ndarray, placement: PlatformRecords, window: tuple[float, float]
 ) -> tuple[dict[str, Any], np.ndarray]:
-    """The platform's flat statistics (utilization of cores, GPUs and memory held, availability,
-    outages and their cost) and the per-partition table, over ``window``."""
+    """The platform's flat statistics and the per-partition table: utilization of the cores,
+    GPUs and memory jobs held and availability (the share of node-time up) over ``window``;
+    node-hours down, jobs requeued or failed and the work lost over the whole run."""
     machine = site.nodes
     assert machine is not None
     platform = machine.parts.platform
@@ -287,7 +292,10 @@ def platform_summary(
         return float((table[column] * held).sum()) / (total * length)
 
     downtime = site._downtime  # type: ignore[attr-defined]
-    down_hours = downtime.node_hours(t1) if downtime is not None else 0.0
+    down_hours = window_down = 0.0
+    if downtime is not None:
+        down_hours = downtime.node_hours(site.now)  # (the whole run)
+        window_down = downtime.node_hours(t1) - downtime.node_hours(t0)
     summary: dict[str, Any] = {
         "nodes": platform.nodes,
         "cores": platform.total_cores,
@@ -295,7 +303,7 @@ def platform_summary(
         "core_utilization": used("cores", platform.total_cores),
         "gpu_utilization": used("gpus", platform.total_gpus),
         "memory_utilization": used("memory", platform.total_memory),
-        "availability": (1.0 - down_hours * HOUR / (platform.nodes * t1) if t1 > 0 else math.nan),
+        "availability": 1.0 - window_down * HOUR / (platform.nodes * length) if length else 1.0,
         "node_hours_down": down_hours,
         "jobs_requeued": machine.requeued,
         "jobs_failed": machine.failed,

@@ -1,6 +1,10 @@
 """Invariants of platforms of nodes on random platforms and workloads (Hypothesis).
 
-- N one-core nodes in one partition give the schedules of ``--procs N`` (every scheduler);
+- N one-core nodes in one partition give the schedules of ``--procs N`` (every scheduler that
+  holds at most one reservation: the list, greedy and EASY passes; conservative backfilling
+  and the planners reserve concrete nodes for every waiting job, and a node a reservation
+  holds is not interchangeable with another, so their schedules on nodes can differ);
+- conservative backfilling on nodes never starts a job later than the start it promised;
 - no node's cores, GPUs or memory are ever over-allocated, and a job runs only on nodes of its
   partition;
 - no job runs into a maintenance window on its nodes;
@@ -30,6 +34,10 @@ from tests.property.test_invariants import Workload, workloads
 
 #: Schedulers that need utility functions to order jobs are left to their own tests.
 SCHEDULERS = sorted(set(REGISTRY) - {"FIRSTPRICE", "PRIO"})
+#: Those that hold at most one reservation at a time on one partition.
+ONE_RESERVATION = [
+    name for name in SCHEDULERS if REGISTRY[name].platform_mode in ("list", "greedy", "easy")
+]
 
 
 def one_core_nodes(procs: int) -> Platform:
@@ -50,7 +58,7 @@ def replay(jobs: list[tuple[float, int, float, float]], machine: Any, scheduler:
     return site.run()
 
 
-@given(workloads(max_jobs=25), st.sampled_from(SCHEDULERS))
+@given(workloads(max_jobs=25), st.sampled_from(ONE_RESERVATION))
 def test_one_core_nodes_give_the_schedules_of_procs(workload: Workload, name: str) -> None:
     procs, jobs = workload
     plain = replay(jobs, procs, name).records
@@ -237,3 +245,17 @@ def test_easy_on_a_platform_never_delays_its_first_reserved_job(data: st.DataObj
     run_on(platform, jobs, policy)
     for job, reserved in policy.made:
         assert job.start <= reserved, f"job {job.id} reserved at {reserved}, began {job.start}"
+
+
+@settings(deadline=None)
+@given(st.data())
+def test_conservative_on_a_platform_never_starts_a_job_after_its_promise(
+    data: st.DataObject,
+) -> None:
+    platform = data.draw(platforms())
+    jobs = data.draw(requests(platform, max_jobs=25))
+    policy = create("CONSERVATIVE")
+    site = run_on(platform, jobs, policy)
+    for job in site.jobs:
+        if job is not None and job.id in policy.promised:  # type: ignore[attr-defined]
+            assert job.start <= policy.promised[job.id]  # type: ignore[attr-defined]
