@@ -119,11 +119,12 @@ def _resolver(site: Site, parts: Partitions) -> Any:
     names = {p.name: k for k, p in enumerate(platform.partitions)}
     default = platform.default
     feasible: dict[Demand, bool] = {}
+    mix = PartitionMix(parts, site.seed)
 
     def resolve(job: Job) -> tuple[str, str] | None:
         ask: Request | None = job.ask
         if ask is None:
-            part, nodes, gpus, memory = default, 0, 0, 0
+            part, nodes, gpus, memory = mix.draw(job), 0, 0, 0
         else:
             nodes, gpus, memory = ask.nodes, ask.gpus, ask.memory
             if ask.partition is not None:
@@ -163,6 +164,49 @@ def _resolver(site: Site, parts: Partitions) -> Any:
     return resolve
 
 
+class PartitionMix:
+    """The partition of each job that names none (a simulated user's): the default one, or,
+    when the platform gives partitions a ``share``, one drawn by the shares among those that
+    can hold the job (its cores and estimate), from a stream of the run's seed. A job no
+    partition with a share can hold goes to the default partition."""
+
+    #: Uniform numbers drawn at a time.
+    BLOCK = 4096
+    #: The random stream of the draws, beside the run's seed.
+    STREAM = 0x9A27
+
+    def __init__(self, parts: Partitions, seed: int) -> None:
+        shares = np.array([p.share for p in parts.platform.partitions], dtype=np.float64)
+        self.parts = parts
+        self.default = parts.platform.default
+        self.shares = shares if shares.sum() > 0 else None
+        self._rng = np.random.default_rng([seed, self.STREAM])
+        self._uniform: list[float] = []
+        self._fits: dict[tuple[int, float], np.ndarray] = {}
+
+    def draw(self, job: Job) -> int:
+        if self.shares is None:
+            return self.default
+        key = (int(job.size), job.estimate)
+        weights = self._fits.get(key)
+        if weights is None:
+            holds = np.array(
+                [
+                    cores >= job.size and job.estimate <= limit
+                    for cores, limit in zip(
+                        self.parts.total_cores, self.parts.max_time, strict=True
+                    )
+                ]
+            )
+            weights = np.cumsum(np.where(holds, self.shares, 0.0))
+            self._fits[key] = weights
+        if weights[-1] <= 0:
+            return self.default
+        if not self._uniform:
+            self._uniform = self._rng.random(self.BLOCK).tolist()
+        return int(np.searchsorted(weights, self._uniform.pop() * weights[-1], side="right"))
+
+
 def _ranges(nodes: np.ndarray) -> str:
     if len(nodes) == 1:
         return str(int(nodes[0]))
@@ -180,7 +224,7 @@ def build_site(
     from sitesim.site import Site
 
     platform = config.make_platform()
-    site = Site(platform or procs, scheduler, **options)
+    site = Site(platform or procs, scheduler, seed=config.seed, **options)
     if platform is not None and platform.downtime and site.nodes is not None:
         from sitesim.downtime import Downtime
 

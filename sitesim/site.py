@@ -133,6 +133,8 @@ class Site:
             nothing looks back at a job once it ended) ended jobs are turned into records a
             block at a time and their places in :attr:`jobs` hold None, so a long trace is
             never held as job objects at once; the result is the same.
+        seed: the run's seed, for what the site itself draws (on a platform with partition
+            shares, the partition of each job that names none).
     """
 
     def __init__(
@@ -143,6 +145,7 @@ class Site:
         strict: bool = False,
         cancel_expired: bool = False,
         keep_jobs: bool = True,
+        seed: int = 0,
     ) -> None:
         if scheduler._served:
             raise SchedulerError(
@@ -151,6 +154,7 @@ class Site:
                 "so a second run would start where the first ended; give each run a new one"
             )
         scheduler._served = True
+        self.seed = seed
         self.env = event_queue.environment()
         #: The platform of nodes (None: plain processors, the machine of :mod:`sitesim.machine`).
         self.platform: Platform | None = None

@@ -208,3 +208,33 @@ def test_the_cli_refuses_a_bad_platform_file_in_one_line(
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "nodes[0].count" in lines[0] and str(bad) in lines[0]
     assert not out.exists()
+
+
+def test_simulated_users_jobs_are_spread_over_the_partitions_by_their_shares(
+    tmp_path: Path,
+) -> None:
+    data = {
+        **MIXED,
+        "partitions": [
+            {"name": "whole", "nodes": ["small", "big"], "share": 3},
+            {"name": "gpu", "nodes": ["big"], "allocation": "shared", "share": 1},
+        ],
+    }
+    path = tmp_path / "mix.toml"
+    path.write_text(
+        "\n".join(
+            ["[[nodes]]\n" + "".join(f"{k} = {v!r}\n" for k, v in t.items()) for t in data["nodes"]]
+            + ["[[partitions]]\n" + "".join(f"{k} = {v!r}\n" for k, v in p.items())
+               for p in data["partitions"]]
+        ).replace("'", '"')
+    )  # fmt: skip
+    config = SiteConfig(users=20, days=28, warmup_days=0, platform=str(path), seed=3)
+    result = run(config)
+    assert result.placement is not None
+    part = result.placement.table["partition"]
+    on_gpu = result.records["size"][part == 1]
+    assert len(on_gpu) and on_gpu.max() <= 16  # (only jobs the GPU nodes can hold)
+    small = result.records["size"] <= 16
+    share = float((part[small] == 1).mean())
+    assert 0.15 < share < 0.35  # (a quarter of the jobs that fit both)
+    assert np.array_equal(run(config).placement.table, result.placement.table)  # type: ignore[union-attr]
