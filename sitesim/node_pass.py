@@ -168,19 +168,23 @@ class NodePass:
 
     def _conservative(self, now: float, order: Sequence[Job]) -> list[tuple[Job, Alloc]]:
         """Every waiting job keeps its reservation (on the nodes it was given) until the
-        schedule is compressed: then each, in order, is placed anew at its earliest start.
-        New arrivals are placed at theirs."""
+        schedule is compressed: then each, in order, moves to the earliest start at which
+        the resources it holds are free (no later than its reservation: what the jobs before
+        it hold only moved earlier on the same resources, so its slot is still free). New
+        arrivals are placed at their earliest start anywhere in their partition. (A job
+        whose nodes went down is placed anew.)"""
         scheduler: Any = self.scheduler
         kept = self._reserved
         compress = scheduler.compress_due or any(kept[job][0] < now for job in order if job in kept)
         scheduler.compress_due = False
-        if compress:
-            kept.clear()
         reach = now + max(job.estimate for job in order) if order else now
         profile = self._profile(now, self.machine.free.copy(), [], reach)
         started: list[tuple[Job, Alloc]] = []
         for job in order:
             entry = kept.get(job)
+            if entry is not None and compress:
+                moved = profile.earliest_on(entry[1], job.estimate, max(entry[0], now))
+                entry = None if moved is None else (moved, entry[1])
             if entry is None:
                 start, where = profile.earliest(job.demand, job.estimate)
             else:
@@ -245,10 +249,7 @@ class NodePass:
     ) -> NodeProfile:
         """The profile from ``work`` (free now), the running jobs' and ``ended``'s estimated
         ends, and the maintenance windows that begin before ``reach``."""
-        changes: list[tuple[float, int, Alloc]] = [
-            (end, 1, job.alloc) for end, _, job in self.machine.running
-        ]
-        changes += ended
+        changes = list(ended)
         for down, up, alloc in self._windows:
             if down >= reach:
                 break
@@ -257,7 +258,7 @@ class NodePass:
             if down > now:
                 changes.append((down, -1, alloc))
             changes.append((up, 1, alloc))  # (a window under way: its nodes come back then)
-        return NodeProfile(self.parts, now, work, changes)
+        return NodeProfile(self.parts, now, work, changes, self.machine.releases)
 
     def _window_allocs(self, outages: Outages | None) -> list[tuple[float, float, Alloc]]:
         """The maintenance windows as (down, up, the whole nodes it takes), each node's

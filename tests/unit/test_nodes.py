@@ -238,3 +238,13 @@ def test_simulated_users_jobs_are_spread_over_the_partitions_by_their_shares(
     share = float((part[small] == 1).mean())
     assert 0.15 < share < 0.35  # (a quarter of the jobs that fit both)
     assert np.array_equal(run(config).placement.table, result.placement.table)  # type: ignore[union-attr]
+
+
+def test_a_job_that_ends_as_a_window_begins_is_not_killed() -> None:
+    site = Site(Platform.from_dict(MIXED), create("EASY"))
+    add_outages(site, outages([(n, 100.0, 200.0, MAINTENANCE) for n in range(4)]), requeue=True)
+    job = Job(4, 100.0, 100.0)
+    site.add_user(At([(0.0, job)]))
+    result = site.run()
+    assert job.state is JobState.COMPLETED and job.end == 100.0
+    assert result.platform_stats["jobs_requeued"] == 0
