@@ -137,6 +137,8 @@ def _resolver(site: Site, parts: Partitions) -> Any:
                 part = found
             else:
                 part = swf.get(ask.swf, default)
+        if nodes > job.size:
+            return TOO_LARGE, f"asks for {nodes} nodes for {job.size} cores: a core a node at least"
         if job.estimate > parts.max_time[part]:
             return OVER_TIME_LIMIT, (
                 f"asks for {job.estimate:g} s in partition {platform.partitions[part].name!r}, "
