@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sitesim.errors import SchedulerError
 from sitesim.job import Job
 from sitesim.node_profile import NodeProfile
 from sitesim.placement import Alloc, Demand, place
@@ -58,7 +59,7 @@ class NodePass:
     ) -> None:
         mode = scheduler.platform_mode
         if mode not in MODES:
-            raise ValueError(
+            raise SchedulerError(
                 f"scheduler {scheduler.name or type(scheduler).__name__} cannot run on a "
                 "platform of nodes (it sets no platform_mode); run it with --procs"
             )
