@@ -37,6 +37,9 @@ class Conservative(Scheduler):
         self._arrived: list[Job] = []
         self._profile: AvailabilityProfile | None = None
         self._compressions = 0
+        #: On a platform: the waiting jobs are to be re-planned at the next pass (a job ended
+        #: early, a job was withdrawn, nodes went down or came back).
+        self.compress_due = False
 
     def submit(self, job: Job, now: float) -> None:
         self._arrived.append(job)
@@ -48,10 +51,15 @@ class Conservative(Scheduler):
         for job in jobs:
             self.reservation.pop(job, None)
         self._profile = None  # their reservations free processor-time: re-plan
+        self.compress_due = True
 
     def job_ended(self, job: Job, now: float) -> None:
-        if now < job.start + job.estimate:
+        if not now >= job.start + job.estimate:  # (NaN: a job requeued after a node failed)
             self._profile = None  # ended early: compress at the next pass
+            self.compress_due = True
+
+    def nodes_changed(self) -> None:
+        self.compress_due = True
 
     def _order(self, job: Job) -> tuple[float, int]:
         return (self.reservation[job], job.id)

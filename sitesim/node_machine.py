@@ -25,6 +25,7 @@ from sitesim.event_queue import SiteEnvironment
 from sitesim.job import Job
 from sitesim.machine import OverAllocationError
 from sitesim.placement import Alloc, Free, Partitions, capacity
+from sitesim.releases import Releases
 
 
 class NodeMachine:
@@ -58,6 +59,11 @@ class NodeMachine:
         self._on_kill = on_kill
         self._end_callbacks: list[Callable[[Any], None]] = [self._end]
         self._runs: dict[int, int] = {}  # job id -> run number (a killed run's end is ignored)
+        #: What the running jobs hold, by estimated end (rows of each job in ``_rows``).
+        self.releases = Releases()
+        self._rows: dict[int, np.ndarray] = {}
+        #: Outages are still to come (set by :func:`sitesim.platform_site.add_outages`).
+        self.outages_pending = False
         self.requeued = 0
         self.failed = 0
         self.work_lost = 0.0
@@ -96,6 +102,7 @@ class NodeMachine:
         free.take(alloc)
         job.alloc = alloc
         insort(self.running, (now + job.estimate, job.id, job))
+        self._rows[job.id] = self.releases.add(alloc, now + job.estimate)
         run = self._runs.get(job.id, 0) + 1
         self._runs[job.id] = run
         env.after(duration, self._end_callbacks, (job, run))
@@ -112,6 +119,7 @@ class NodeMachine:
     def _release(self, job: Job) -> None:
         running = self.running
         del running[bisect_left(running, (job.start + job.estimate, job.id))]
+        self.releases.remove(self._rows.pop(job.id))
         alloc: Alloc = job.alloc
         self.free.give(alloc)
         down = alloc.nodes[~self.up[alloc.nodes]]
@@ -122,15 +130,19 @@ class NodeMachine:
     def go_down(self, nodes: np.ndarray, requeue: bool) -> list[Job]:
         """Outages begin on ``nodes``: jobs running there are killed (requeued, or failed
         when ``requeue`` is False); returns them."""
-        self._down[nodes] += 1
-        fresh = nodes[~self.up[nodes] == False]  # noqa: E712 - (up until now)
+        np.add.at(self._down, nodes, 1)  # (a node may begin two outages at once)
+        fresh = np.unique(nodes[self.up[nodes]])  # (up until now)
         self.up[nodes] = False
         if not len(fresh):
             return []
         hit = np.zeros(len(self.up), dtype=bool)
         hit[fresh] = True
-        killed = [job for _, _, job in self.running if hit[job.alloc.nodes].any()]
         now = self.env.now
+        killed = [  # (a job whose run ends at this instant ends: its end event is due)
+            job
+            for _, _, job in self.running
+            if job.start + job.duration > now and hit[job.alloc.nodes].any()
+        ]
         for job in killed:
             self._runs[job.id] = -1
             self.work_lost += (now - job.start) * int(job.alloc.cores.sum())
@@ -149,8 +161,8 @@ class NodeMachine:
 
     def come_up(self, nodes: np.ndarray) -> None:
         """Outages end on ``nodes``; a node no outage covers any more is up again, idle."""
-        self._down[nodes] -= 1
-        back = nodes[self._down[nodes] == 0]
+        np.subtract.at(self._down, nodes, 1)
+        back = np.unique(nodes[self._down[nodes] == 0])
         if len(back):
             self.up[back] = True
             platform = self.parts.platform

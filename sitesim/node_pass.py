@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -67,6 +68,11 @@ class NodePass:
         self.parts = machine.parts
         self._windows = self._window_allocs(maintenance)
         self._planned: dict[tuple[int, float], Alloc] = {}
+        self._reserved: dict[Job, tuple[float, Alloc]] = {}  # (conservative)
+        self._kept: _Pass | None = None
+        #: Counts what changes the machine (job ends, kills, outages): a kept pass is stale
+        #: once it moved.
+        self._changes = 0
         if mode == "plan":
             scheduler.planner = self._plan  # type: ignore[attr-defined]
 
@@ -91,22 +97,36 @@ class NodePass:
         return started
 
     def _in_order(self, now: float, order: Sequence[Job]) -> list[tuple[Job, Alloc]]:
-        """The list, greedy and EASY passes."""
+        """The list, greedy and EASY passes.
+
+        A pass that follows one which started nothing, with nothing changed since but new
+        arrivals at the end of the order (no job ended, no node went down or came back, the
+        same jobs ahead in the same order), resumes it: every job it turned down would be
+        turned down again (nothing came back, and a later window only holds more), so only
+        the new jobs are looked at, against the same reservations.
+        """
         parts = self.parts
         mode = self.mode
-        work = self.machine.free.copy()
-        profile: NodeProfile | None = None
+        kept, self._kept = self._kept, None
         reach = now + max(job.estimate for job in order) if order else now
-        if self._windows and self._windows[0][0] < reach:
-            profile = self._profile(now, work, [], reach)
-        ended: list[tuple[float, int, Alloc]] = []  # releases of the jobs started so far
-        blocked: set[int] = set()  # partitions with a job that did not fit (list, easy)
+        if kept is not None and kept.resumes(order, reach, self._changes):
+            profile, work, ended = kept.profile, kept.work, kept.ended
+            blocked, failed, first = kept.blocked, kept.failed, len(kept.order)
+            assert profile is not None
+            profile.advance(now)
+        else:
+            work = self.machine.free.copy()
+            profile = None
+            if self._windows and self._windows[0][0] < reach:
+                profile = self._profile(now, work, [], reach)
+            ended = []  # releases of the jobs started so far
+            blocked = set()  # partitions with a job that did not fit (list, easy)
+            # demands that did not fit since the last start, with the shortest estimate tried
+            # (a longer one cannot fit either: its window only holds more reservations)
+            failed = {}
+            first = 0
         started: list[tuple[Job, Alloc]] = []
-        first_reservation = True
-        # demands that did not fit since the last start, with the shortest estimate tried (a
-        # longer one cannot fit either: its window only holds more reservations)
-        failed: dict[Demand, float] = {}
-        for job in order:
+        for job in order[first:] if first else order:
             demand = job.demand
             part = demand.part
             if part in blocked and mode == "list":
@@ -139,18 +159,36 @@ class NodePass:
                 if where is not None:
                     profile.reserve(start, job.estimate, where)
                     failed.clear()  # (those tried before had no reservation to respect)
-                    if first_reservation:
-                        self.scheduler.reservation = (job, start)  # type: ignore[attr-defined]
-                        first_reservation = False
+                    self.scheduler.reservation = (job, start)  # type: ignore[attr-defined]
+        if not started and profile is not None:
+            self._kept = _Pass(
+                list(order), reach, self._changes, profile, work, ended, blocked, failed
+            )
         return started
 
     def _conservative(self, now: float, order: Sequence[Job]) -> list[tuple[Job, Alloc]]:
+        """Every waiting job keeps its reservation (on the nodes it was given) until the
+        schedule is compressed: then each, in order, moves to the earliest start at which
+        the resources it holds are free (no later than its reservation: what the jobs before
+        it hold only moved earlier on the same resources, so its slot is still free). New
+        arrivals are placed at their earliest start anywhere in their partition. (A job
+        whose nodes went down is placed anew.)"""
         scheduler: Any = self.scheduler
+        kept = self._reserved
+        compress = scheduler.compress_due or any(kept[job][0] < now for job in order if job in kept)
+        scheduler.compress_due = False
         reach = now + max(job.estimate for job in order) if order else now
         profile = self._profile(now, self.machine.free.copy(), [], reach)
         started: list[tuple[Job, Alloc]] = []
         for job in order:
-            start, where = profile.earliest(job.demand, job.estimate)
+            entry = kept.get(job)
+            if entry is not None and compress:
+                moved = profile.earliest_on(entry[1], job.estimate, max(entry[0], now))
+                entry = None if moved is None else (moved, entry[1])
+            if entry is None:
+                start, where = profile.earliest(job.demand, job.estimate)
+            else:
+                start, where = entry
             if where is None:
                 scheduler.reservation[job] = math.inf
                 continue
@@ -159,8 +197,10 @@ class NodePass:
             if start <= now:
                 started.append((job, where))
                 scheduler.reservation.pop(job, None)
+                kept.pop(job, None)
             else:
                 scheduler.reservation[job] = start
+                kept[job] = (start, where)
         return started
 
     def _planning(self, now: float) -> list[tuple[Job, Alloc]]:
@@ -209,10 +249,7 @@ class NodePass:
     ) -> NodeProfile:
         """The profile from ``work`` (free now), the running jobs' and ``ended``'s estimated
         ends, and the maintenance windows that begin before ``reach``."""
-        changes: list[tuple[float, int, Alloc]] = [
-            (end, 1, job.alloc) for end, _, job in self.machine.running
-        ]
-        changes += ended
+        changes = list(ended)
         for down, up, alloc in self._windows:
             if down >= reach:
                 break
@@ -221,19 +258,21 @@ class NodePass:
             if down > now:
                 changes.append((down, -1, alloc))
             changes.append((up, 1, alloc))  # (a window under way: its nodes come back then)
-        return NodeProfile(self.parts, now, work, changes)
+        return NodeProfile(self.parts, now, work, changes, self.machine.releases)
 
     def _window_allocs(self, outages: Outages | None) -> list[tuple[float, float, Alloc]]:
-        """Each maintenance window as (down, up, the whole nodes it takes)."""
+        """The maintenance windows as (down, up, the whole nodes it takes), each node's
+        overlapping windows merged (a node is down while any covers it)."""
         if outages is None or not len(outages):
             return []
         platform = self.parts.platform
-        keys = np.stack([outages.down, outages.up])
+        node, down, up = merged_intervals(outages.node, outages.down, outages.up)
+        keys = np.stack([down, up])
         windows, inverse = np.unique(keys, axis=1, return_inverse=True)
         inverse = inverse.reshape(-1)
         allocs = []
         for k in range(windows.shape[1]):
-            nodes = np.unique(outages.node[inverse == k])
+            nodes = np.unique(node[inverse == k])
             gpus, memory = platform.gpus[nodes], platform.memory[nodes]
             whole = Alloc(nodes, platform.cores[nodes], gpus, memory)
             allocs.append((float(windows[0, k]), float(windows[1, k]), whole))
@@ -243,6 +282,54 @@ class NodePass:
         """Drop the windows that ended (the profile never needs them again)."""
         if self._windows and self._windows[0][1] <= now:
             self._windows = [w for w in self._windows if w[1] > now]
+
+
+def merged_intervals(
+    node: np.ndarray, down: np.ndarray, up: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each node's intervals ``[down, up)`` merged where they overlap or touch."""
+    order = np.lexsort((down, node))
+    node, down, up = node[order], down[order], up[order]
+    span = float(up.max()) + 1.0  # (each node's times shifted into its own range)
+    shift = node * span
+    reach = np.maximum.accumulate(up + shift)
+    begins = np.ones(len(node), dtype=bool)
+    begins[1:] = down[1:] + shift[1:] > reach[:-1]
+    starts = np.flatnonzero(begins)
+    ends = np.append(starts[1:], len(node)) - 1
+    return node[starts], down[starts], reach[ends] - shift[ends]
+
+
+class _Pass:
+    """What a pass that started nothing leaves for the next one to resume."""
+
+    __slots__ = ("blocked", "changes", "ended", "failed", "order", "profile", "reach", "work")
+
+    def __init__(
+        self,
+        order: list[Job],
+        reach: float,
+        changes: int,
+        profile: NodeProfile,
+        work: Any,
+        ended: list[tuple[float, int, Alloc]],
+        blocked: set[int],
+        failed: dict[Demand, float],
+    ) -> None:
+        self.order, self.reach, self.changes = order, reach, changes
+        self.profile, self.work, self.ended = profile, work, ended
+        self.blocked, self.failed = blocked, failed
+
+    def resumes(self, order: Sequence[Job], reach: float, changes: int) -> bool:
+        """True if the pass with ``order`` can resume this one (see ``_in_order``)."""
+        kept = self.order
+        n = len(kept)
+        return (
+            changes == self.changes
+            and reach <= self.reach
+            and len(order) >= n
+            and all(map(is_, order[:n], kept))
+        )
 
 
 def _fits(free: Any, alloc: Alloc) -> bool:

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right, insort
+from typing import Any
 
 import numpy as np
 
 from sitesim.placement import Alloc, Demand, Free, Partitions, place
+from sitesim.releases import Releases
 
 
 class _Taking:
@@ -53,10 +55,13 @@ class NodeProfile:
         free: resources free now (the profile keeps this object and changes it).
         changes: ``(time, sign, alloc)``, times after ``now``: ``+1`` resources come back at
             ``time``, ``-1`` they are taken then.
+        releases: what the running jobs hold, coming back at their estimated ends (the
+            machine's table, read as it is: it must not change while the profile is used).
     """
 
     __slots__ = (
-        "_allocs", "_flat", "_now_windows", "_signs", "_taking", "_times", "base", "now", "parts",
+        "_allocs", "_flat", "_now_windows", "_signs", "_sorted", "_taking", "_times", "base",
+        "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -65,10 +70,13 @@ class NodeProfile:
         now: float,
         free: Free,
         changes: list[tuple[float, int, Alloc]],
+        releases: Releases | None = None,
     ) -> None:
         self.parts = parts
         self.now = now
         self.base = free
+        self.table = releases
+        self._sorted: tuple[Any, ...] | None = None
         changes = sorted(changes, key=lambda c: c[0])  # (stable: the order given at ties)
         self._times = [c[0] for c in changes]
         self._signs = [c[1] for c in changes]
@@ -102,16 +110,25 @@ class NodeProfile:
 
     def state_at(self, t: float) -> Free:
         """Resources free at ``t`` (every change up to ``t`` applied to ``base``)."""
-        upto = bisect_right(self._times, t)
         state = self.base.copy()
+        n = len(state.cores)
+        if self.table is not None:
+            ends, nodes, cores, gpus, memory = self._table_by_end()
+            k = int(np.searchsorted(ends, t, side="right"))
+            if k:
+                state.cores[:] += np.bincount(nodes[:k], cores[:k], n).astype(np.int64)
+                if gpus is not None:
+                    state.gpus[:] += np.bincount(nodes[:k], gpus[:k], n).astype(np.int64)
+                if memory is not None:
+                    state.memory[:] += np.bincount(nodes[:k], memory[:k], n).astype(np.int64)
+        upto = bisect_right(self._times, t)
         if upto:
             which, nodes, cores, gpus, memory = self._flatten()
             end = int(np.searchsorted(which, upto))
-            n = len(state.cores)
             state.cores[:] += np.bincount(nodes[:end], cores[:end], n).astype(np.int64)
-            if state.gpus.any() or gpus[:end].any():
+            if gpus[:end].any():
                 state.gpus[:] += np.bincount(nodes[:end], gpus[:end], n).astype(np.int64)
-            if state.memory.any() or memory[:end].any():
+            if memory[:end].any():
                 state.memory[:] += np.bincount(nodes[:end], memory[:end], n).astype(np.int64)
         return state
 
@@ -154,24 +171,76 @@ class NodeProfile:
         alloc = place(self.parts, demand, self._window(self.base, now, now + duration), free_now)
         if alloc is not None:
             return now, alloc
-        # candidate starts: when something comes back; screened by the cores free in the
-        # partition then (necessary: a window only lowers it)
-        which, nodes, cores, _, _ = self._flatten()
-        member = self.parts.member[demand.part]
-        inside = np.bincount(which, cores * member[nodes], len(self._times))
-        level = int(self.base.cores[self.parts.nodes[demand.part]].sum()) + np.cumsum(inside)
-        times = np.array(self._times)
-        last = np.append(times[1:] != times[:-1], True)  # the last change of each instant
-        candidates = np.flatnonzero(last & (level >= demand.cores))
-        for k in candidates.tolist():
-            t = self._times[k]
+        times, level = self._levels(demand.part)
+        for t in times[level >= demand.cores].tolist():
             state = self._window(self.state_at(t), t, t + duration)
             alloc = place(self.parts, demand, state, free_now)
             if alloc is not None:
                 return t, alloc
         return math.inf, None
 
+    def earliest_on(self, alloc: Alloc, duration: float, latest: float) -> float | None:
+        """The earliest start, no later than ``latest``, at which ``alloc`` (those very
+        resources) is free for ``duration`` seconds; None if there is none."""
+        times = [self.now] + [t for t in sorted(set(self._times)) if self.now < t <= latest]
+        if self.table is not None:
+            ends = self._table_by_end()[0]
+            times += ends[(ends > self.now) & (ends <= latest)].tolist()
+        nodes = alloc.nodes
+        for t in sorted(set(times)):
+            state = self.state_at(t) if t > self.now else self.base
+            free = self._window(state, t, t + duration)
+            if (
+                (free.cores[nodes] >= alloc.cores).all()
+                and (free.gpus[nodes] >= alloc.gpus).all()
+                and (free.memory[nodes] >= alloc.memory).all()
+            ):
+                return t
+        return None
+
+    def _levels(self, part: int) -> tuple[np.ndarray, np.ndarray]:
+        """The times something changes, and the cores free in partition ``part`` then (a
+        necessary condition for a start: a window only lowers it)."""
+        member = self.parts.member[part]
+        base = int(self.base.cores[self.parts.nodes[part]].sum())
+        extra_times = np.array(self._times)
+        extra = [
+            sign * int(a.cores[member[a.nodes]].sum())
+            for sign, a in zip(self._signs, self._allocs, strict=True)
+        ]
+        if self.table is not None:
+            ends, nodes, cores, _, _ = self._table_by_end()
+            times = np.unique(np.concatenate([ends, extra_times]))
+            inside = np.concatenate([[0], np.cumsum(cores * member[nodes])])
+            level = base + inside[np.searchsorted(ends, times, side="right")]
+        else:
+            times = np.unique(extra_times)
+            level = np.full(len(times), base, dtype=np.int64)
+        if extra:
+            extras = np.concatenate([[0], np.cumsum(extra)])
+            level = level + extras[np.searchsorted(extra_times, times, side="right")]
+        return times, level
+
+    def _table_by_end(self) -> tuple[np.ndarray, ...]:
+        """The running jobs' rows by estimated end: ends, nodes, cores, GPUs and memory (None
+        where no row holds any; free rows left out)."""
+        if self._sorted is None:
+            table = self.table
+            assert table is not None
+            held = np.flatnonzero(np.isfinite(table.end))
+            order = held[np.argsort(table.end[held], kind="stable")]
+            gpus, memory = table.gpus[order], table.memory[order]
+            self._sorted = (
+                table.end[order], table.node[order], table.cores[order],
+                gpus if gpus.any() else None, memory if memory.any() else None,
+            )  # fmt: skip
+        return self._sorted
+
     # -- changes ---------------------------------------------------------------------------
+    def advance(self, now: float) -> None:
+        """The clock moved to ``now`` with nothing changed before it (no change is due)."""
+        self.now = now
+
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         """Hold ``alloc`` on ``[start, start + duration)``."""
         self._now_windows.clear()

@@ -165,8 +165,10 @@ def place(
             ok &= free.memory[sel] >= memory
         have = cores_free
     share = -(-want // count) if count else 1  # cores per node with a node count
-    if count and share > 1:
+    if count and exclusive and share > 1:
         ok &= have >= share
+    elif count:  # shared: want // count cores on each node, one more on want % count of them
+        ok &= have >= want // count
     candidates = np.flatnonzero(ok)
     if count and len(candidates) < count:
         return None
@@ -176,15 +178,24 @@ def place(
         return None
     nodes = parts.nodes[k]
     if last is not None or parts.best_fit:
-        candidates = _order(candidates, have, nodes, parts.best_fit, last)
+        whole = share if count else want  # (what one node must hold to take the job alone)
+        candidates = _order(candidates, have, nodes, parts.best_fit, last, whole)
     if count:
-        chosen = candidates[:count]
         if exclusive:
+            chosen = candidates[:count]
             taken = have[chosen]
         else:
             base, extra = divmod(want, count)
+            roomy = have[candidates] > base  # (can take base + 1)
+            if int(roomy.sum()) < extra:
+                return None
+            more = candidates[roomy][:extra]  # the first that can take one more, then the rest
+            rest = candidates[~np.isin(candidates, more)][: count - extra]
+            chosen = np.concatenate([more, rest])
             taken = np.full(count, base, dtype=np.int64)
             taken[:extra] += 1
+            if len(chosen) < count:
+                return None
     else:
         cumulative = np.cumsum(have[candidates])
         used = int(np.searchsorted(cumulative, want)) + 1  # nodes until the cores are covered
@@ -192,7 +203,7 @@ def place(
         taken = have[chosen].copy()
         if not exclusive:
             taken[-1] -= int(cumulative[used - 1]) - want  # the last node: only what is left
-    if len(chosen) > 1 and (last is not None or parts.best_fit):
+    if len(chosen) > 1 and (last is not None or parts.best_fit or (count and not exclusive)):
         order = np.argsort(chosen, kind="stable")  # (ascending nodes)
         chosen, taken = chosen[order], taken[order]
     picked = nodes[chosen]
@@ -208,18 +219,23 @@ def _order(
     nodes: np.ndarray,
     best_fit: bool,
     last: np.ndarray | None,
+    whole: int,
 ) -> np.ndarray:
-    """The candidates (positions in the partition) in placement order."""
+    """The candidates (positions in the partition) in placement order: first fit by index;
+    best fit the tightest node that holds ``whole`` cores alone first, else the largest
+    first (the fewest nodes); nodes in ``last`` after the others."""
+    keys: list[Any] = [candidates]
+    if best_fit:
+        cores = have[candidates]
+        holds = cores >= whole
+        keys += [np.where(holds, cores, -cores), ~holds]
     if last is not None:
         late = last[nodes[candidates]]
         if late.any():
-            if best_fit:
-                keys: Any = (candidates, have[candidates], late)
-                return candidates[np.lexsort(keys)]
-            return np.concatenate((candidates[~late], candidates[late]))
-    if best_fit:
-        return candidates[np.lexsort((candidates, have[candidates]))]
-    return candidates
+            keys.append(late)
+    if len(keys) == 1:
+        return candidates
+    return candidates[np.lexsort(keys)]
 
 
 def fits_ever(parts: Partitions, demand: Demand) -> bool:

@@ -98,6 +98,8 @@ class Partition:
         allocation: ``exclusive`` (a job gets whole nodes) or ``shared`` (packed onto nodes).
         swf: SWF partition numbers (field 16) whose jobs are submitted here.
         spec: the nodes as the file wrote them (node types and ranges), for saving.
+        share: the share of the simulated users' jobs submitted here (site-level runs;
+            :func:`sitesim.platform_site.attach` draws each job's partition by the shares).
     """
 
     name: str
@@ -106,9 +108,12 @@ class Partition:
     allocation: Allocation = "exclusive"
     swf: tuple[int, ...] = ()
     spec: tuple[str, ...] = ()
+    share: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "nodes": list(self.spec)}
+        if self.share:
+            data["share"] = self.share
         if math.isfinite(self.max_time):
             data["max_time"] = format_duration(self.max_time)
         if self.allocation != "exclusive":
@@ -265,7 +270,7 @@ class Platform:
         seen_swf: dict[int, str] = {}
         for k, row in enumerate(check.tables(data, "partitions")):
             key = f"partitions[{k}]"
-            check.keys(row, key, ("name", "nodes", "max_time", "allocation", "swf"))
+            check.keys(row, key, ("name", "nodes", "max_time", "allocation", "swf", "share"))
             name = check.name(row, f"{key}.name")
             if any(p.name == name for p in parts):
                 raise check.error(f"{key}.name", f"partition {name!r} is defined twice")
@@ -295,7 +300,11 @@ class Platform:
                         f"SWF partition {number} is mapped to {seen_swf[number]!r} too",
                     )
                 seen_swf[number] = name
-            parts.append(Partition(name, nodes, max_time, allocation, tuple(swf), tuple(spec)))
+            share = row.get("share", 0.0)
+            if isinstance(share, bool) or not isinstance(share, int | float) or not share >= 0:
+                raise check.error(f"{key}.share", f"must be a number >= 0, got {share!r}")
+            part = Partition(name, nodes, max_time, allocation, tuple(swf), tuple(spec), share)
+            parts.append(part)
         default = 0
         if "default_partition" in data:
             wanted = data["default_partition"]

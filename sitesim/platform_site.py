@@ -92,9 +92,11 @@ def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
 
     def ended(job: Job) -> None:
         record(job)
+        node_pass._changes += 1
         site._job_ended(job)
 
     def killed(job: Job, requeue: bool) -> None:
+        node_pass._changes += 1
         if requeue:
             site.scheduler.submit(job, site.env.now)
             site.pass_due = True
@@ -105,7 +107,7 @@ def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
     machine = NodeMachine(site.env, parts, ended, killed)
     site.nodes = machine
     site.machine = machine  # type: ignore[assignment]  # (the site reads procs and running)
-    site._node_pass = NodePass(machine, scheduler)
+    site._node_pass = node_pass = NodePass(machine, scheduler)
     site._demand = _resolver(site, parts)  # type: ignore[method-assign]
     site._placed = placed  # type: ignore[attr-defined]
     site._downtime = None  # type: ignore[attr-defined]  # (add_outages sets it)
@@ -117,11 +119,12 @@ def _resolver(site: Site, parts: Partitions) -> Any:
     names = {p.name: k for k, p in enumerate(platform.partitions)}
     default = platform.default
     feasible: dict[Demand, bool] = {}
+    mix = PartitionMix(parts, site.seed)
 
     def resolve(job: Job) -> tuple[str, str] | None:
         ask: Request | None = job.ask
         if ask is None:
-            part, nodes, gpus, memory = default, 0, 0, 0
+            part, nodes, gpus, memory = mix.draw(job), 0, 0, 0
         else:
             nodes, gpus, memory = ask.nodes, ask.gpus, ask.memory
             if ask.partition is not None:
@@ -134,6 +137,8 @@ def _resolver(site: Site, parts: Partitions) -> Any:
                 part = found
             else:
                 part = swf.get(ask.swf, default)
+        if nodes > job.size:
+            return TOO_LARGE, f"asks for {nodes} nodes for {job.size} cores: a core a node at least"
         if job.estimate > parts.max_time[part]:
             return OVER_TIME_LIMIT, (
                 f"asks for {job.estimate:g} s in partition {platform.partitions[part].name!r}, "
@@ -161,6 +166,49 @@ def _resolver(site: Site, parts: Partitions) -> Any:
     return resolve
 
 
+class PartitionMix:
+    """The partition of each job that names none (a simulated user's): the default one, or,
+    when the platform gives partitions a ``share``, one drawn by the shares among those that
+    can hold the job (its cores and estimate), from a stream of the run's seed. A job no
+    partition with a share can hold goes to the default partition."""
+
+    #: Uniform numbers drawn at a time.
+    BLOCK = 4096
+    #: The random stream of the draws, beside the run's seed.
+    STREAM = 0x9A27
+
+    def __init__(self, parts: Partitions, seed: int) -> None:
+        shares = np.array([p.share for p in parts.platform.partitions], dtype=np.float64)
+        self.parts = parts
+        self.default = parts.platform.default
+        self.shares = shares if shares.sum() > 0 else None
+        self._rng = np.random.default_rng([seed, self.STREAM])
+        self._uniform: list[float] = []
+        self._fits: dict[tuple[int, float], np.ndarray] = {}
+
+    def draw(self, job: Job) -> int:
+        if self.shares is None:
+            return self.default
+        key = (int(job.size), job.estimate)
+        weights = self._fits.get(key)
+        if weights is None:
+            holds = np.array(
+                [
+                    cores >= job.size and job.estimate <= limit
+                    for cores, limit in zip(
+                        self.parts.total_cores, self.parts.max_time, strict=True
+                    )
+                ]
+            )
+            weights = np.cumsum(np.where(holds, self.shares, 0.0))
+            self._fits[key] = weights
+        if weights[-1] <= 0:
+            return self.default
+        if not self._uniform:
+            self._uniform = self._rng.random(self.BLOCK).tolist()
+        return int(np.searchsorted(weights, self._uniform.pop() * weights[-1], side="right"))
+
+
 def _ranges(nodes: np.ndarray) -> str:
     if len(nodes) == 1:
         return str(int(nodes[0]))
@@ -178,7 +226,7 @@ def build_site(
     from sitesim.site import Site
 
     platform = config.make_platform()
-    site = Site(platform or procs, scheduler, **options)
+    site = Site(platform or procs, scheduler, seed=config.seed, **options)
     if platform is not None and platform.downtime and site.nodes is not None:
         from sitesim.downtime import Downtime
 
@@ -200,7 +248,8 @@ def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
     from sitesim.downtime import MAINTENANCE
 
     machine, node_pass = site.nodes, site._node_pass
-    assert machine is not None and node_pass is not None
+    if machine is None or node_pass is None:
+        raise ValueError("outages need a site on a platform of nodes, not on processors")
     site._downtime = outages  # type: ignore[attr-defined]
     maintenance = outages.kind == MAINTENANCE
     if maintenance.any():
@@ -228,13 +277,17 @@ def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
         else:
             machine.come_up(group_nodes)
         site.scheduler.nodes_changed()
+        node_pass._changes += 1
         node_pass.forget_past_windows(env.now)
         site.pass_due = True
         step[0] = k + 1
         if k + 1 < len(groups):
             env.after(float(groups[k + 1][0][0]) - env.now, callbacks, None)
+        else:
+            machine.outages_pending = False
 
     callbacks: list[Callable[[Any], None]] = [fire]
+    machine.outages_pending = True
     env.after(float(groups[0][0][0]) - env.now, callbacks, None)
 
 
@@ -265,8 +318,9 @@ def placement_records(site: Site, count: int) -> PlatformRecords:
 def platform_summary(
     site: Site, records: np.ndarray, placement: PlatformRecords, window: tuple[float, float]
 ) -> tuple[dict[str, Any], np.ndarray]:
-    """The platform's flat statistics (utilization of cores, GPUs and memory held, availability,
-    outages and their cost) and the per-partition table, over ``window``."""
+    """The platform's flat statistics and the per-partition table: utilization of the cores,
+    GPUs and memory jobs held and availability (the share of node-time up) over ``window``;
+    node-hours down, jobs requeued or failed and the work lost over the whole run."""
     machine = site.nodes
     assert machine is not None
     platform = machine.parts.platform
@@ -284,7 +338,10 @@ def platform_summary(
         return float((table[column] * held).sum()) / (total * length)
 
     downtime = site._downtime  # type: ignore[attr-defined]
-    down_hours = downtime.node_hours(t1) if downtime is not None else 0.0
+    down_hours = window_down = 0.0
+    if downtime is not None:
+        down_hours = downtime.node_hours(site.now)  # (the whole run)
+        window_down = downtime.node_hours(t1) - downtime.node_hours(t0)
     summary: dict[str, Any] = {
         "nodes": platform.nodes,
         "cores": platform.total_cores,
@@ -292,7 +349,7 @@ def platform_summary(
         "core_utilization": used("cores", platform.total_cores),
         "gpu_utilization": used("gpus", platform.total_gpus),
         "memory_utilization": used("memory", platform.total_memory),
-        "availability": (1.0 - down_hours * HOUR / (platform.nodes * t1) if t1 > 0 else math.nan),
+        "availability": 1.0 - window_down * HOUR / (platform.nodes * length) if length else 1.0,
         "node_hours_down": down_hours,
         "jobs_requeued": machine.requeued,
         "jobs_failed": machine.failed,

@@ -169,16 +169,24 @@ def users_of(
     return [users(uid, profile, config.procs, config.seed) for uid in range(1, config.users + 1)]
 
 
+#: How long after the horizon a platform's outages go on (the machine drains meanwhile).
+DRAIN_OUTAGES = 60 * DAY
+
+
+#: How long after the horizon a platform's outages go on (the machine drains meanwhile).
+DRAIN_OUTAGES = 60 * DAY
+
+
 def _run(
     config: SiteConfig, scheduler: Scheduler, users: Sequence[User], progress: Progress | None
 ) -> SiteResult:
     """The simulation itself, with every piece built."""
     horizon = config.days * DAY
-    site = build_site(
+    site = build_site(  # (outages go on while the machine drains after the horizon)
         config,
         config.procs,
         scheduler,
-        horizon,
+        horizon + DRAIN_OUTAGES,
         strict=config.strict,
         cancel_expired=config.cancel_expired,
     )

@@ -133,6 +133,8 @@ class Site:
             nothing looks back at a job once it ended) ended jobs are turned into records a
             block at a time and their places in :attr:`jobs` hold None, so a long trace is
             never held as job objects at once; the result is the same.
+        seed: the run's seed, for what the site itself draws (on a platform with partition
+            shares, the partition of each job that names none).
     """
 
     def __init__(
@@ -143,6 +145,7 @@ class Site:
         strict: bool = False,
         cancel_expired: bool = False,
         keep_jobs: bool = True,
+        seed: int = 0,
     ) -> None:
         if scheduler._served:
             raise SchedulerError(
@@ -151,6 +154,7 @@ class Site:
                 "so a second run would start where the first ended; give each run a new one"
             )
         scheduler._served = True
+        self.seed = seed
         self.env = event_queue.environment()
         #: The platform of nodes (None: plain processors, the machine of :mod:`sitesim.machine`).
         self.platform: Platform | None = None
@@ -379,11 +383,17 @@ class Site:
         if not self._unfinished:
             if not self._drained.triggered:
                 self._drained.succeed()
-        elif not self.machine.running:
+        elif not self.machine.running and not self._nodes_to_come():
             raise SchedulerError(
                 f"scheduler {self.scheduler.name} leaves {self._unfinished} jobs waiting on an "
                 "idle machine after the last submission: they would never start"
             )
+
+    def _nodes_to_come(self) -> bool:
+        """On a platform: nodes are down, or outages are still to come (jobs may wait for
+        them)."""
+        nodes = self.nodes
+        return nodes is not None and (nodes.outages_pending or not nodes.up.all())
 
     # -- running ------------------------------------------------------------------------------
     def run(

@@ -30,7 +30,7 @@ def quick(name: str, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]
 
 TESTED = {"validate_users", "open_vs_closed", "violations", "load_curves", "feedback_replay",
           "teaching_demo", "creasy_study", "utility_lee_snavely", "utility_robustness",
-          "utility_site", "microeconomic", "dynp"}  # fmt: skip
+          "utility_site", "microeconomic", "dynp", "maintenance"}  # fmt: skip
 
 
 def test_every_scenario_is_tested():
@@ -160,6 +160,37 @@ def test_teaching_demo_quick(tmp_path):
     assert [first[s]["jobs"] for s in ("FCFS", "EASY")] == [r["jobs"] for r in data["summary"]]
     for held in data["blocking"].values():
         assert all(j["size"] >= 64 and j["runtime_h"] >= 12 for j in held)
+
+
+def test_maintenance_quick(tmp_path):
+    from sitesim.config import SiteConfig
+    from sitesim.runner import run
+
+    data = quick("maintenance", tmp_path)
+    runs = data["runs"]
+    assert len(runs) == 2 * 4 * 2  # closed and open x window lengths x seeds
+    assert data["jobs_in_windows"] == 0 and data["jobs_requeued"] == 0
+    assert data["jobs_in_later_windows"]["open"] == 0
+    assert "[downtime" not in (tmp_path / "maintenance-0h.toml").read_text()
+    assert "[downtime" in (tmp_path / "maintenance-8h.toml").read_text()
+    run_of = {(r["model"], r["window_h"], r["seed"]): r for r in runs}
+    users, days, warmup = data["users"], data["days"], data["warmup_days"]
+    for seed in data["seeds"]:
+        # the 0-hour trace replayed on the 0-hour platform is its own run
+        closed, open_ = run_of["closed", 0, seed], run_of["open", 0, seed]
+        for metric in ("throughput_per_h", "wait_mean_min", "response_mean_min", "utilization"):
+            assert open_[metric] == closed[metric], (seed, metric)
+        # no [downtime]: the plain machine of --procs 128, bit for bit
+        plain = run(SiteConfig(users=users, days=days, warmup_days=warmup, seed=seed, procs=128))
+        assert plain.summary.wait_mean_min == closed["wait_mean_min"]
+        # 8 hours a week down on every node, from time 0 to the horizon
+        down = len(range(32, int(days * 24), 7 * 24)) * 8 / (days * 24)
+        assert run_of["closed", 8, seed]["availability"] == pytest.approx(1 - down)
+    # the open replay keeps every job of the trace at every window length
+    opened = [r for r in data["changes"] if r["model"] == "open"]
+    assert [r["throughput_per_h"] for r in opened] == [0.0, 0.0, 0.0]
+    assert {r["window_h"] for r in data["gap"]} == {2, 4, 8}
+    assert (tmp_path / "maintenance.png").exists()
 
 
 def test_creasy_study_quick(tmp_path):

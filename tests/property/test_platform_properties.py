@@ -1,0 +1,261 @@
+"""Invariants of platforms of nodes on random platforms and workloads (Hypothesis).
+
+- N one-core nodes in one partition give the schedules of ``--procs N`` (every scheduler that
+  holds at most one reservation: the list, greedy and EASY passes; conservative backfilling
+  and the planners reserve concrete nodes for every waiting job, and a node a reservation
+  holds is not interchangeable with another, so their schedules on nodes can differ);
+- conservative backfilling on nodes never starts a job later than the start it promised;
+- no node's cores, GPUs or memory are ever over-allocated, and a job runs only on nodes of its
+  partition;
+- no job runs into a maintenance window on its nodes;
+- EASY never starts the job it reserves first in a pass (the first that does not fit, in
+  arrival order) after the time it reserved for it. (The reservations of other partitions'
+  first blocked jobs can move later, when a job ahead of them in the queue takes their nodes
+  first at a later pass; so can Slurm's.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitesim.job import Job, JobState
+from sitesim.models.trace_user import TraceUser, TraceWorkload
+from sitesim.placement import Request
+from sitesim.platform import Platform
+from sitesim.platform_site import add_outages
+from sitesim.schedulers import EASY, REGISTRY, create
+from sitesim.site import Site
+from tests.property.test_invariants import Workload, workloads
+
+#: Schedulers that need utility functions to order jobs are left to their own tests.
+SCHEDULERS = sorted(set(REGISTRY) - {"FIRSTPRICE", "PRIO"})
+#: Those that hold at most one reservation at a time on one partition.
+ONE_RESERVATION = [
+    name for name in SCHEDULERS if REGISTRY[name].platform_mode in ("list", "greedy", "easy")
+]
+
+
+def one_core_nodes(procs: int) -> Platform:
+    """N one-core nodes in one exclusive partition, run on the node machine (the memory makes
+    it more than the plain processor machine, and no job asks for any)."""
+    return Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": procs, "cores": 1, "memory": 1}],
+            "partitions": [{"name": "all", "nodes": ["n"]}],
+        }
+    )
+
+
+def replay(jobs: list[tuple[float, int, float, float]], machine: Any, scheduler: str) -> Any:
+    submit, size, runtime, estimate = (list(column) for column in zip(*jobs, strict=True))
+    site = Site(machine, create(scheduler))
+    site.add_user(TraceUser(TraceWorkload.from_jobs(submit, size, runtime, estimate)))
+    return site.run()
+
+
+@given(workloads(max_jobs=25), st.sampled_from(ONE_RESERVATION))
+def test_one_core_nodes_give_the_schedules_of_procs(workload: Workload, name: str) -> None:
+    procs, jobs = workload
+    plain = replay(jobs, procs, name).records
+    nodes = replay(jobs, one_core_nodes(procs), name)
+    assert nodes.platform is not None  # (it ran on the node machine)
+    assert np.array_equal(plain["start"], nodes.records["start"])
+    assert np.array_equal(plain["end"], nodes.records["end"])
+
+
+# -- random platforms --------------------------------------------------------------------------
+@st.composite
+def platforms(draw: st.DrawFn, downtime: bool = False) -> Platform:
+    """One to three node types, one to three partitions over random (overlapping) node sets,
+    exclusive or shared, first or best fit; optionally weekly-ish maintenance windows."""
+    types = [
+        {
+            "type": f"t{k}",
+            "count": draw(st.integers(1, 4)),
+            "cores": draw(st.integers(1, 8)),
+            "gpus": draw(st.sampled_from([0, 0, 1, 2])),
+            "memory": draw(st.sampled_from([0, 8, 16])),
+        }
+        for k in range(draw(st.integers(1, 3)))
+    ]
+    if len(types) == 1 and types[0]["cores"] == 1 and not types[0]["gpus"]:
+        types[0]["memory"] = 8  # (not the plain processor machine: these test the nodes)
+    total = sum(t["count"] for t in types)
+    parts = []
+    for k in range(draw(st.integers(1, 3))):
+        members = draw(st.sets(st.integers(0, total - 1), min_size=1, max_size=total))
+        parts.append(
+            {
+                "name": f"p{k}",
+                "nodes": [",".join(map(str, sorted(members)))],
+                "allocation": draw(st.sampled_from(["exclusive", "shared"])),
+            }
+        )
+    data: dict[str, Any] = {
+        "nodes": types,
+        "partitions": parts,
+        "placement": draw(st.sampled_from(["first_fit", "best_fit"])),
+    }
+    if downtime:
+        windows = [
+            {
+                "start": str(draw(st.integers(0, 4))),  # minutes
+                "duration": str(draw(st.integers(1, 3))),
+                "every": str(draw(st.sampled_from([6, 10]))),
+                "nodes": [str(draw(st.integers(0, total - 1)))],
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+        data["downtime"] = {"maintenance": windows}
+    return Platform.from_dict(data)
+
+
+Asked = tuple[float, int, float, float, Request]
+
+
+@st.composite
+def requests(draw: st.DrawFn, platform: Platform, max_jobs: int = 20) -> list[Asked]:
+    """Jobs (submit, cores, runtime, estimate, request), some of which no partition can hold."""
+    jobs = []
+    for _ in range(draw(st.integers(1, max_jobs))):
+        part = draw(st.sampled_from(platform.partitions))
+        cores = draw(st.integers(1, 12))
+        nodes = draw(st.sampled_from([0, 0, 1, 2]))
+        ask = Request(
+            partition=part.name,
+            nodes=min(nodes, cores),
+            gpus=draw(st.sampled_from([0, 0, 0, 1])),
+            memory=draw(st.sampled_from([0, 0, 4])),
+        )
+        submit = float(draw(st.sampled_from([0, 0, 30, 60]) | st.integers(0, 600)))
+        runtime = float(draw(st.integers(0, 200)))
+        estimate = float(draw(st.sampled_from([runtime, runtime + 30]) | st.integers(1, 300)))
+        jobs.append((submit, cores, runtime, max(estimate, 1.0), ask))
+    return sorted(jobs, key=lambda j: j[0])
+
+
+class Submitter:
+    """Submits the jobs at their times."""
+
+    def __init__(self, jobs: list[Asked]) -> None:
+        self.jobs = jobs
+
+    def run(self, site: Site) -> Generator[Any, Any, None]:
+        for submit, cores, runtime, estimate, ask in self.jobs:
+            if submit > site.now:
+                yield site.env.timeout(submit - site.now)
+            site.submit(Job(cores, runtime, estimate, ask=ask))
+
+
+def run_on(platform: Platform, jobs: list[Asked], scheduler: Any) -> Site:
+    site = Site(platform, scheduler)
+    if platform.downtime:
+        from sitesim.downtime import Downtime
+
+        names = {p.name: p.nodes for p in platform.partitions}
+        downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, "test", None)
+        add_outages(site, downtime.outages(2000.0, 1), requeue=True)
+    site.add_user(Submitter(jobs))
+    site.run()
+    return site
+
+
+def check_allocations(site: Site, platform: Platform) -> list[Job]:
+    """Every job that ran: on nodes of its partition, and no node over-allocated at any
+    instant (from the allocations each job held)."""
+    ran = [job for job in site.jobs if job is not None and job.state is not JobState.REJECTED]
+    events: list[tuple[float, int, Job]] = []
+    for job in ran:
+        assert job.state in (JobState.COMPLETED, JobState.KILLED)  # every job ended
+        assert job.start >= job.submit
+        part = platform.partitions[job.demand.part]
+        assert set(job.alloc.nodes.tolist()) <= set(part.nodes)
+        assert int(job.alloc.cores.sum()) >= job.size
+        events += [(job.start, 1, job), (job.end, 0, job)]
+    use = np.zeros((3, platform.nodes), dtype=np.int64)
+    cap = np.stack([platform.cores, platform.gpus, platform.memory])
+    for _, starting, job in sorted(events, key=lambda e: (e[0], e[1])):
+        held = np.stack([job.alloc.cores, job.alloc.gpus, job.alloc.memory])
+        use[:, job.alloc.nodes] += held if starting else -held
+        assert (use <= cap).all()
+    return ran
+
+
+@settings(deadline=None)
+@given(st.data(), st.sampled_from(sorted(REGISTRY)))
+def test_no_node_is_over_allocated_and_jobs_stay_in_their_partition(
+    data: st.DataObject, name: str
+) -> None:
+    platform = data.draw(platforms())
+    jobs = data.draw(requests(platform))
+    site = run_on(platform, jobs, create(name))
+    ran = check_allocations(site, platform)
+    assert len(ran) + sum(site.rejected.values()) == len(jobs)
+
+
+@settings(deadline=None)
+@given(st.data(), st.sampled_from(SCHEDULERS))
+def test_no_job_runs_into_a_maintenance_window_on_its_nodes(data: st.DataObject, name: str) -> None:
+    platform = data.draw(platforms(downtime=True))
+    jobs = data.draw(requests(platform))
+    site = run_on(platform, jobs, create(name))
+    ran = check_allocations(site, platform)
+    outages = site._downtime  # type: ignore[attr-defined]
+    for job in ran:
+        mine = np.isin(outages.node, job.alloc.nodes)
+        overlap = (outages.down[mine] < job.end) & (outages.up[mine] > job.start)
+        assert not overlap.any(), f"job {job.id} ran [{job.start}, {job.end}) into a window"
+
+
+class RecordingEASY(EASY):
+    """EASY that remembers the first reservation the node pass made in each pass: (job,
+    reserved start)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[tuple[Job, float]] = []
+        self._passes = self._reserved_in = 0
+
+    def platform_order(self, now: float, free: int, running: Any) -> list[Job]:
+        self._passes += 1
+        return super().platform_order(now, free, running)
+
+    @property  # type: ignore[override]
+    def reservation(self) -> tuple[Job, float] | None:
+        return self.made[-1] if self.made else None
+
+    @reservation.setter
+    def reservation(self, value: tuple[Job, float] | None) -> None:
+        if value is not None and self._reserved_in != self._passes:
+            self._reserved_in = self._passes
+            self.made.append(value)
+
+
+@settings(deadline=None)
+@given(st.data())
+def test_easy_on_a_platform_never_delays_its_first_reserved_job(data: st.DataObject) -> None:
+    platform = data.draw(platforms())
+    jobs = data.draw(requests(platform, max_jobs=25))
+    policy = RecordingEASY()
+    run_on(platform, jobs, policy)
+    for job, reserved in policy.made:
+        assert job.start <= reserved, f"job {job.id} reserved at {reserved}, began {job.start}"
+
+
+@settings(deadline=None)
+@given(st.data())
+def test_conservative_on_a_platform_never_starts_a_job_after_its_promise(
+    data: st.DataObject,
+) -> None:
+    platform = data.draw(platforms())
+    jobs = data.draw(requests(platform, max_jobs=25))
+    policy = create("CONSERVATIVE")
+    site = run_on(platform, jobs, policy)
+    for job in site.jobs:
+        if job is not None and job.id in policy.promised:  # type: ignore[attr-defined]
+            assert job.start <= policy.promised[job.id]  # type: ignore[attr-defined]

@@ -1,0 +1,250 @@
+"""Placement, the node machine's outages, and the site boundary on platforms, on hand-built
+platforms with exact expectations."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sitesim.cli import main
+from sitesim.config import RunConfig, SiteConfig
+from sitesim.downtime import FAILURE, MAINTENANCE, Outages
+from sitesim.errors import InvalidJobError
+from sitesim.job import Job, JobState
+from sitesim.placement import Demand, Partitions, Request, capacity, place
+from sitesim.platform import Platform
+from sitesim.platform_site import add_outages
+from sitesim.runner import run
+from sitesim.schedulers import create
+from sitesim.site import Site
+
+MIXED = {
+    "nodes": [
+        {"type": "small", "count": 2, "cores": 4, "memory": "8G"},
+        {"type": "big", "count": 2, "cores": 8, "gpus": 2, "memory": "16G"},
+    ],
+    "partitions": [
+        {"name": "whole", "nodes": ["small", "big"], "max_time": "2:00:00"},
+        {"name": "packed", "nodes": ["small", "big"], "allocation": "shared"},
+        {"name": "gpu", "nodes": ["big"], "allocation": "shared"},
+    ],
+}
+
+
+def parts(**changes: Any) -> Partitions:
+    return Partitions(Platform.from_dict({**MIXED, **changes}))
+
+
+def test_exclusive_first_fit_takes_whole_nodes_from_the_lowest() -> None:
+    p = parts()
+    alloc = place(p, Demand(0, cores=6), capacity(p.platform))
+    assert alloc is not None
+    assert alloc.nodes.tolist() == [0, 1]
+    assert alloc.cores.tolist() == [4, 4]  # (whole nodes: every core)
+    assert alloc.memory.tolist() == [8192, 8192]
+
+
+def test_exclusive_best_fit_prefers_the_smallest_nodes_that_fit() -> None:
+    p = parts(placement="best_fit")
+    free = capacity(p.platform)
+    free.cores[0] = 3  # node 0 is partly busy: not free for a whole-node job
+    alloc = place(p, Demand(0, cores=4), free)
+    assert alloc is not None and alloc.nodes.tolist() == [1]
+
+
+def test_shared_packs_cores_and_best_fit_takes_the_tightest_node() -> None:
+    p = parts()
+    free = capacity(p.platform)
+    free.cores[:] = [4, 1, 8, 3]
+    first = place(p, Demand(1, cores=5), free)
+    assert first is not None
+    assert (first.nodes.tolist(), first.cores.tolist()) == ([0, 1], [4, 1])
+    best = place(parts(placement="best_fit"), Demand(1, cores=2), free)
+    assert best is not None and (best.nodes.tolist(), best.cores.tolist()) == ([3], [2])
+    wide = place(parts(placement="best_fit"), Demand(1, cores=10), free)  # (no node holds it)
+    assert wide is not None and (wide.nodes.tolist(), wide.cores.tolist()) == ([0, 2], [2, 8])
+
+
+def test_shared_with_a_node_count_and_gpus_per_node() -> None:
+    p = parts()
+    alloc = place(p, Demand(2, cores=6, nodes=2, gpus=1, memory=1000), capacity(p.platform))
+    assert alloc is not None
+    assert alloc.nodes.tolist() == [2, 3]
+    assert alloc.cores.tolist() == [3, 3]
+    assert alloc.gpus.tolist() == [1, 1]
+    assert alloc.memory.tolist() == [1000, 1000]
+    free = capacity(p.platform)
+    free.gpus[2] = 0
+    assert place(p, Demand(2, cores=6, nodes=2, gpus=1), free) is None
+
+
+class At:
+    """Submits jobs ``(time, job)`` at their times."""
+
+    def __init__(self, jobs: list[tuple[float, Job]]) -> None:
+        self.jobs = jobs
+
+    def run(self, site: Site) -> Generator[Any, Any, None]:
+        for time, job in self.jobs:
+            if time > site.now:
+                yield site.env.timeout(time - site.now)
+            site.submit(job)
+
+
+def outages(rows: list[tuple[int, float, float, int]]) -> Outages:
+    node, down, up, kind = (np.array(c) for c in zip(*rows, strict=True))
+    return Outages(
+        node.astype(np.int64), down.astype(float), up.astype(float), kind.astype(np.int8)
+    )
+
+
+def test_a_job_on_a_failing_node_is_requeued_and_its_lost_work_counted() -> None:
+    site = Site(Platform.from_dict(MIXED), create("EASY"))
+    add_outages(site, outages([(0, 100.0, 400.0, FAILURE)]), requeue=True)
+    job = Job(4, 1000.0, 2000.0)
+    site.add_user(At([(0.0, job)]))
+    result = site.run()
+    assert job.state is JobState.COMPLETED
+    assert job.start == 100.0 and job.end == 1100.0  # again at once, on node 1
+    assert result.placement is not None and result.placement.nodes == ["1"]
+    assert result.placement.table["requeues"].tolist() == [1]
+    stats = result.platform_stats
+    assert stats["jobs_requeued"] == 1
+    assert stats["work_lost_core_h"] == pytest.approx(4 * 100 / 3600)
+    assert stats["node_hours_down"] == pytest.approx(300 / 3600)
+
+
+def test_without_requeue_a_job_on_a_failing_node_is_recorded_as_failed() -> None:
+    site = Site(Platform.from_dict(MIXED), create("FCFS"))
+    add_outages(site, outages([(0, 100.0, 400.0, FAILURE)]), requeue=False)
+    job = Job(4, 1000.0, 2000.0)
+    site.add_user(At([(0.0, job)]))
+    result = site.run()
+    assert job.state is JobState.FAILED and job.end == 100.0
+    assert result.records["runtime"].tolist() == [100.0]
+    assert result.platform_stats["jobs_failed"] == 1
+
+
+def test_a_node_in_two_outages_at_once_stays_down_until_both_end() -> None:
+    nodes = [{"type": "n", "count": 1, "cores": 2}]
+    platform = Platform.from_dict({"nodes": nodes, "partitions": [{"name": "p", "nodes": "n"}]})
+    site = Site(platform, create("EASY"))
+    rows = [(0, 0.0, 60.0, MAINTENANCE), (0, 0.0, 120.0, MAINTENANCE)]
+    add_outages(site, outages(rows), requeue=True)
+    job = Job(1, 0.0, 1.0)
+    site.add_user(At([(0.0, job)]))
+    site.run()
+    assert job.start == 120.0
+
+
+def test_backfilling_never_starts_a_job_that_would_run_into_a_window() -> None:
+    site = Site(Platform.from_dict(MIXED), create("EASY"))
+    rows = [(n, 3600.0, 7200.0, MAINTENANCE) for n in range(4)]
+    add_outages(site, outages(rows), requeue=True)
+    long, short = Job(4, 3000.0, 3601.0), Job(4, 100.0, 3600.0)
+    site.add_user(At([(0.0, long), (0.0, short)]))
+    site.run()
+    assert short.start == 0.0  # ends by the window's start
+    assert long.start == 7200.0  # (its estimate would overlap the window)
+
+
+@pytest.mark.parametrize(
+    ("ask", "estimate", "reason"),
+    [
+        (Request(partition="nope"), 60.0, "unknown partition"),
+        (Request(partition="whole"), 7201.0, "time limit above its partition's"),
+        (Request(partition="packed", gpus=1), 60.0, "larger than its partition"),
+        (Request(partition="whole", gpus=3), 60.0, "asks for GPUs its partition has not"),
+        (Request(partition="gpu"), 60.0, None),
+    ],
+)
+def test_the_site_boundary_on_a_platform(ask: Request, estimate: float, reason: str | None) -> None:
+    cores = 17 if ask.gpus == 1 else 2  # (17 cores on GPU nodes: more than they have)
+    site = Site(Platform.from_dict(MIXED), create("EASY"))
+    site.add_user(At([(0.0, Job(cores, 10.0, estimate, ask=ask))]))
+    site.run()
+    assert site.rejected == ({reason: 1} if reason else {})
+    strict = Site(Platform.from_dict(MIXED), create("EASY"), strict=True)
+    strict.add_user(At([(0.0, Job(cores, 10.0, estimate, ask=ask))]))
+    if reason is None:
+        strict.run()
+    else:
+        with pytest.raises(InvalidJobError, match="partition"):
+            strict.run()
+
+
+def test_a_platform_run_reruns_from_its_configuration(tmp_path: Path) -> None:
+    path = tmp_path / "site.toml"
+    path.write_text(
+        '[[nodes]]\ntype = "n"\ncount = 8\ncores = 4\n\n[[partitions]]\nname = "all"\n'
+        'nodes = ["n"]\nallocation = "shared"\n\n[downtime.failures]\nmtbf = "20-00:00:00"\n'
+        'mttr = "4:00:00"\n'
+    )
+    config = SiteConfig(users=8, days=14, warmup_days=0, platform=str(path))
+    assert config.procs == 32  # (the default partition's cores)
+    first = run(config)
+    assert first.config is not None and first.config.platform_sha256 is not None
+    again = run(RunConfig.from_dict(first.config.to_dict()))
+    assert again.summary == first.summary
+    assert again.platform_stats == first.platform_stats
+    assert first.platform_stats["node_hours_down"] > 0
+    path.write_text(path.read_text().replace("count = 8", "count = 9"))
+    with pytest.raises(Exception, match="has changed since the run"):
+        run(RunConfig.from_dict(first.config.to_dict()))
+
+
+def test_the_cli_refuses_a_bad_platform_file_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[nodes]]\ntype = "n"\ncount = 0\ncores = 4\n')
+    out = tmp_path / "out"
+    args = ["run", "--platform", str(bad), "--users", "2", "--days", "2", "--out", str(out)]
+    assert main(args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "nodes[0].count" in lines[0] and str(bad) in lines[0]
+    assert not out.exists()
+
+
+def test_simulated_users_jobs_are_spread_over_the_partitions_by_their_shares(
+    tmp_path: Path,
+) -> None:
+    data = {
+        **MIXED,
+        "partitions": [
+            {"name": "whole", "nodes": ["small", "big"], "share": 3},
+            {"name": "gpu", "nodes": ["big"], "allocation": "shared", "share": 1},
+        ],
+    }
+    path = tmp_path / "mix.toml"
+    path.write_text(
+        "\n".join(
+            ["[[nodes]]\n" + "".join(f"{k} = {v!r}\n" for k, v in t.items()) for t in data["nodes"]]
+            + ["[[partitions]]\n" + "".join(f"{k} = {v!r}\n" for k, v in p.items())
+               for p in data["partitions"]]
+        ).replace("'", '"')
+    )  # fmt: skip
+    config = SiteConfig(users=20, days=28, warmup_days=0, platform=str(path), seed=3)
+    result = run(config)
+    assert result.placement is not None
+    part = result.placement.table["partition"]
+    on_gpu = result.records["size"][part == 1]
+    assert len(on_gpu) and on_gpu.max() <= 16  # (only jobs the GPU nodes can hold)
+    small = result.records["size"] <= 16
+    share = float((part[small] == 1).mean())
+    assert 0.15 < share < 0.35  # (a quarter of the jobs that fit both)
+    assert np.array_equal(run(config).placement.table, result.placement.table)  # type: ignore[union-attr]
+
+
+def test_a_job_that_ends_as_a_window_begins_is_not_killed() -> None:
+    site = Site(Platform.from_dict(MIXED), create("EASY"))
+    add_outages(site, outages([(n, 100.0, 200.0, MAINTENANCE) for n in range(4)]), requeue=True)
+    job = Job(4, 100.0, 100.0)
+    site.add_user(At([(0.0, job)]))
+    result = site.run()
+    assert job.state is JobState.COMPLETED and job.end == 100.0
+    assert result.platform_stats["jobs_requeued"] == 0
