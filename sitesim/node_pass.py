@@ -68,6 +68,7 @@ class NodePass:
         self.mode = mode
         self.parts = machine.parts
         self._windows = self._window_allocs(maintenance)
+        #: Where PLAN and dynP planned each job: (job id, planned start) -> resources.
         self._planned: dict[tuple[int, float], Alloc] = {}
         self._reserved: dict[Job, tuple[float, Alloc]] = {}  # (conservative)
         self._kept: _Pass | None = None
@@ -178,7 +179,7 @@ class NodePass:
         kept = self._reserved
         compress = scheduler.compress_due or any(kept[job][0] < now for job in order if job in kept)
         scheduler.compress_due = False
-        reach = now + max(job.estimate for job in order) if order else now
+        reach = math.inf  # (every window: its reservations are started as they are)
         profile = self._profile(now, self.machine.free.copy(), [], reach)
         started: list[tuple[Job, Alloc]] = []
         for job in order:
@@ -209,30 +210,36 @@ class NodePass:
         jobs = self.scheduler.allocate(now, free, running)
         work = self.machine.free.copy()
         started = []
+        profile: NodeProfile | None = None
         for job in jobs:
             alloc = self._planned.get((job.id, now))
-            if alloc is None or not _fits(work, alloc):
-                alloc = place(self.parts, job.demand, work)  # (a plan made on other nodes)
+            if alloc is None or not _fits(work, alloc):  # (a plan made on other nodes)
+                if profile is None:
+                    profile = self._profile(now, work, [], math.inf)
+                alloc = profile.fits_now(job.demand, job.estimate)
             if alloc is None:  # back to the queue; plan again at the next pass
                 self.scheduler.submit(job, now)
                 self.scheduler.nodes_changed()
                 continue
-            work.take(alloc)
+            if profile is None:
+                work.take(alloc)
+            else:
+                profile.reserve(now, job.estimate, alloc)
             started.append((job, alloc))
         return started
 
     def _plan(self, order: Sequence[Job], now: float, free: int, running: Any) -> list[float]:
         """The planner of PLAN and dynP on the nodes: each job of ``order`` at its earliest
-        start (remembering where, for the jobs planned now)."""
-        reach = now + max(job.estimate for job in order) if order else now
-        profile = self._profile(now, self.machine.free.copy(), [], reach)
+        start, every maintenance window respected (remembering where each job is planned)."""
+        if len(self._planned) > 4 * len(order) + 64:  # (forget the plans of long ago)
+            self._planned = {key: a for key, a in self._planned.items() if key[1] >= now}
+        profile = self._profile(now, self.machine.free.copy(), [], math.inf)
         starts = []
         for job in order:
             start, where = profile.earliest(job.demand, job.estimate)
             if where is not None:
                 profile.reserve(start, job.estimate, where)
-                if start <= now:
-                    self._planned[(job.id, now)] = where
+                self._planned[(job.id, start)] = where  # (dynP plans under three policies)
             starts.append(start)
         return starts
 

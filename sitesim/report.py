@@ -256,7 +256,8 @@ def placement_csv(result: SiteResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: SWF status codes written for simulated jobs.
+#: SWF status codes written for simulated jobs (a job killed at its estimate, or whose node
+#: failed without a requeue, is written as failed: 0).
 STATUS_COMPLETED, STATUS_KILLED, STATUS_CANCELLED = 1, 0, 5
 #: Fields copied unchanged from the source trace into a replay's output.
 _COPIED = ("cpu", "memory", "req_procs", "req_memory", "group", "executable", "queue", "partition")
@@ -282,7 +283,7 @@ def result_swf(result: SiteResult, source: SWFTrace | None = None) -> np.ndarray
     data[:, COLUMN["req_procs"]] = rec["size"]
     data[:, COLUMN["req_time"]] = rec["estimate"]
     data[:, COLUMN["status"]] = np.select(
-        [state == JobState.KILLED, state == JobState.CANCELLED],
+        [(state == JobState.KILLED) | (state == JobState.FAILED), state == JobState.CANCELLED],
         [STATUS_KILLED, STATUS_CANCELLED],
         STATUS_COMPLETED,
     )

@@ -173,10 +173,6 @@ def users_of(
 DRAIN_OUTAGES = 60 * DAY
 
 
-#: How long after the horizon a platform's outages go on (the machine drains meanwhile).
-DRAIN_OUTAGES = 60 * DAY
-
-
 def _run(
     config: SiteConfig, scheduler: Scheduler, users: Sequence[User], progress: Progress | None
 ) -> SiteResult:

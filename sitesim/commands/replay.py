@@ -146,7 +146,8 @@ def add_parser(commands: Any) -> None:
         "--seed",
         type=seed_number,
         default=1,
-        help="seed of the synthetic utility functions, the inaccuracy draws and the GA (1)",
+        help="seed of the synthetic utility functions, the inaccuracy draws, the GA and a "
+        "platform's node failures (1)",
     )
     p.add_argument(
         "--uncertainty",

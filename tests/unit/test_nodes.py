@@ -248,3 +248,17 @@ def test_a_job_that_ends_as_a_window_begins_is_not_killed() -> None:
     result = site.run()
     assert job.state is JobState.COMPLETED and job.end == 100.0
     assert result.platform_stats["jobs_requeued"] == 0
+
+
+@pytest.mark.parametrize("name", ["CONSERVATIVE", "PLAN", "DYNP"])
+def test_planners_never_start_a_job_into_a_later_window(name: str) -> None:
+    nodes = [{"type": "n", "count": 2, "cores": 1, "memory": 1}]
+    platform = Platform.from_dict({"nodes": nodes, "partitions": [{"name": "p", "nodes": "n"}]})
+    site = Site(platform, create(name))
+    add_outages(site, outages([(0, 1000.0, 1100.0, MAINTENANCE)]), requeue=True)
+    jobs = [Job(1, 500.0, 500.0), Job(1, 500.0, 500.0), Job(1, 800.0, 800.0)]
+    site.add_user(At([(0.0, job) for job in jobs]))
+    result = site.run()
+    assert result.platform_stats["jobs_requeued"] == 0
+    third = jobs[2]
+    assert third.alloc.nodes.tolist() == [1] or third.start >= 1100.0
