@@ -86,9 +86,7 @@ class NodeMachine:
         free = self.free
         if (
             not self.up[nodes].all()
-            or (free.cores[nodes] < alloc.cores).any()
-            or (free.gpus[nodes] < alloc.gpus).any()
-            or (free.memory[nodes] < alloc.memory).any()
+            or not free.holds(alloc)
             or int(alloc.cores.sum()) < job.size
             or not self.parts.member[job.demand.part][nodes].all()
         ):

@@ -213,7 +213,7 @@ class NodePass:
         profile: NodeProfile | None = None
         for job in jobs:
             alloc = self._planned.get((job.id, now))
-            if alloc is None or not _fits(work, alloc):  # (a plan made on other nodes)
+            if alloc is None or not work.holds(alloc):  # (a plan made on other nodes)
                 if profile is None:
                     profile = self._profile(now, work, [], math.inf)
                 alloc = profile.fits_now(job.demand, job.estimate)
@@ -338,12 +338,3 @@ class _Pass:
             and len(order) >= n
             and all(map(is_, order[:n], kept))
         )
-
-
-def _fits(free: Any, alloc: Alloc) -> bool:
-    nodes = alloc.nodes
-    return bool(
-        (free.cores[nodes] >= alloc.cores).all()
-        and (free.gpus[nodes] >= alloc.gpus).all()
-        and (free.memory[nodes] >= alloc.memory).all()
-    )

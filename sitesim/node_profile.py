@@ -186,15 +186,9 @@ class NodeProfile:
         if self.table is not None:
             ends = self._table_by_end()[0]
             times += ends[(ends > self.now) & (ends <= latest)].tolist()
-        nodes = alloc.nodes
         for t in sorted(set(times)):
             state = self.state_at(t) if t > self.now else self.base
-            free = self._window(state, t, t + duration)
-            if (
-                (free.cores[nodes] >= alloc.cores).all()
-                and (free.gpus[nodes] >= alloc.gpus).all()
-                and (free.memory[nodes] >= alloc.memory).all()
-            ):
+            if self._window(state, t, t + duration).holds(alloc):
                 return t
         return None
 

@@ -87,6 +87,15 @@ class Free(NamedTuple):
         self.gpus[nodes] += alloc.gpus
         self.memory[nodes] += alloc.memory
 
+    def holds(self, alloc: Alloc) -> bool:
+        """True if every resource ``alloc`` takes is free here."""
+        nodes = alloc.nodes
+        return bool(
+            (self.cores[nodes] >= alloc.cores).all()
+            and (self.gpus[nodes] >= alloc.gpus).all()
+            and (self.memory[nodes] >= alloc.memory).all()
+        )
+
     def minimum(self, other: Free) -> None:
         """Keep, per node, the smaller of this and ``other`` (in place)."""
         np.minimum(self.cores, other.cores, out=self.cores)
