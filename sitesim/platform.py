@@ -208,8 +208,23 @@ class Platform:
         raise KeyError(name)
 
     def swf_partitions(self) -> dict[int, int]:
-        """SWF partition number -> partition index, from the partitions' ``swf`` lists."""
-        return {number: k for k, part in enumerate(self.partitions) for number in part.swf}
+        """SWF partition number -> partition index: the numbers of the partitions' ``swf``
+        lists, and for each partition without a list its own number (:meth:`swf_number`)."""
+        return {self.swf_number(k): k for k in range(len(self.partitions))} | {
+            number: k for k, part in enumerate(self.partitions) for number in part.swf
+        }
+
+    def swf_number(self, k: int) -> int:
+        """The SWF partition number of partition ``k`` (what a run on this platform writes in
+        field 16): the first of its ``swf`` list; for a partition without one, the smallest
+        number >= 1 that no list uses, in the partitions' order (so a replay maps it back)."""
+        swf = self.partitions[k].swf
+        if swf:
+            return swf[0]
+        used = {number for part in self.partitions for number in part.swf}
+        free = (n for n in range(1, len(used) + len(self.partitions) + 1) if n not in used)
+        listless = [j for j, part in enumerate(self.partitions) if not part.swf]
+        return dict(zip(listless, free, strict=False))[k]
 
     # -- files -----------------------------------------------------------------------------
     @classmethod

@@ -294,6 +294,10 @@ def result_swf(result: SiteResult, source: SWFTrace | None = None) -> np.ndarray
         rows = rec["trace_row"]
         for name in _COPIED:
             data[:, COLUMN[name]] = source.data[rows, COLUMN[name]]
+    elif result.platform is not None and result.placement is not None:  # its partitions
+        platform, part = result.platform, result.placement.table["partition"]
+        numbers = np.array([platform.swf_number(k) for k in range(len(platform.partitions))])
+        data[:, COLUMN["partition"]] = np.where(part >= 0, numbers[np.maximum(part, 0)], -1)
     return data
 
 
@@ -317,6 +321,15 @@ def result_header(result: SiteResult, source: SWFTrace | None = None) -> list[st
         f"; MaxNodes: {result.procs}",
         f"; MaxProcs: {result.procs}",
     ]
+    platform = result.platform
+    if platform is not None:
+        lines[-2] = f"; MaxNodes: {platform.nodes}"
+        lines.append(f"; Note: platform {platform.describe()}")
+        lines.append(f"; MaxPartitions: {len(platform.partitions)}")
+        lines += [
+            f"; Partition: {platform.swf_number(k)} {part.name}"
+            for k, part in enumerate(platform.partitions)
+        ]
     if source is not None:
         lines.append(f"; Note: source header of {source.name} follows, each line marked '> '")
         lines.extend("; > " + line.lstrip(";").strip() for line in source.header)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sitesim.cli import main
-from sitesim.config import RunConfig, SiteConfig
+from sitesim.config import ReplayConfig, RunConfig, SiteConfig
 from sitesim.downtime import FAILURE, MAINTENANCE, Outages
 from sitesim.errors import InvalidJobError
 from sitesim.job import Job, JobState
@@ -210,24 +210,31 @@ def test_the_cli_refuses_a_bad_platform_file_in_one_line(
     assert not out.exists()
 
 
+SHARED = {
+    **MIXED,
+    "partitions": [
+        {"name": "whole", "nodes": ["small", "big"], "share": 3},
+        {"name": "gpu", "nodes": ["big"], "allocation": "shared", "share": 1},
+    ],
+}
+
+
+def write_platform(folder: Path, data: dict[str, Any]) -> Path:
+    """``data`` as a platform file in ``folder``."""
+    tables = [("nodes", t) for t in data["nodes"]] + [("partitions", p) for p in data["partitions"]]
+    text = "".join(
+        f"[[{name}]]\n" + "".join(f"{k} = {v!r}\n" for k, v in table.items())
+        for name, table in tables
+    )
+    path = folder / "site.toml"
+    path.write_text(text.replace("'", '"'))
+    return path
+
+
 def test_simulated_users_jobs_are_spread_over_the_partitions_by_their_shares(
     tmp_path: Path,
 ) -> None:
-    data = {
-        **MIXED,
-        "partitions": [
-            {"name": "whole", "nodes": ["small", "big"], "share": 3},
-            {"name": "gpu", "nodes": ["big"], "allocation": "shared", "share": 1},
-        ],
-    }
-    path = tmp_path / "mix.toml"
-    path.write_text(
-        "\n".join(
-            ["[[nodes]]\n" + "".join(f"{k} = {v!r}\n" for k, v in t.items()) for t in data["nodes"]]
-            + ["[[partitions]]\n" + "".join(f"{k} = {v!r}\n" for k, v in p.items())
-               for p in data["partitions"]]
-        ).replace("'", '"')
-    )  # fmt: skip
+    path = write_platform(tmp_path, SHARED)
     config = SiteConfig(users=20, days=28, warmup_days=0, platform=str(path), seed=3)
     result = run(config)
     assert result.placement is not None
@@ -262,3 +269,21 @@ def test_planners_never_start_a_job_into_a_later_window(name: str) -> None:
     assert result.platform_stats["jobs_requeued"] == 0
     third = jobs[2]
     assert third.alloc.nodes.tolist() == [1] or third.start >= 1100.0
+
+
+def test_a_site_level_trace_replayed_on_its_platform_keeps_each_jobs_partition(
+    tmp_path: Path,
+) -> None:
+    from sitesim.report import result_trace
+    from sitesim.trace_replay import run_replay
+
+    path = write_platform(tmp_path, SHARED)
+    closed = run(SiteConfig(users=12, days=14, warmup_days=0, platform=str(path)))
+    assert closed.placement is not None
+    assert set(closed.placement.table["partition"].tolist()) == {0, 1}
+    trace = result_trace(closed)
+    assert "; Partition: 2 gpu" in trace.header
+    config = ReplayConfig(trace=trace.name, platform=str(path))
+    opened = run_replay(config, trace=trace)
+    assert opened.placement is not None
+    assert np.array_equal(opened.placement.table["partition"], closed.placement.table["partition"])

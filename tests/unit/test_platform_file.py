@@ -75,7 +75,7 @@ def test_a_good_file_loads(tmp_path):
     assert gpu.nodes == tuple(range(400, 440)) and gpu.allocation == "shared"
     assert gpu.max_time == 90 * 60  # a number is minutes, as in slurm.conf
     assert format_nodes(debug.nodes) == "0-3,17,400-439" and debug.max_time == 30 * 60
-    assert platform.swf_partitions() == {1: 0, 2: 0}
+    assert platform.swf_partitions() == {1: 0, 2: 0, 3: 1, 4: 2}  # (3, 4: the lists unused)
     assert Platform.from_dict(platform.to_dict()) == platform
 
 
