@@ -82,11 +82,10 @@ class NodePass:
     def run(self, now: float) -> list[tuple[Job, Alloc]]:
         """One pass: the jobs to start now, each with its allocation (taken off the queue)."""
         scheduler = self.scheduler
-        if not scheduler.queue and self.mode != "conservative":
+        if not scheduler.queue and self.mode != "conservative":  # (its arrivals wait apart)
             return []
         if self.mode == "plan":
             return self._planning(now)
-        machine = self.machine
         free, running = self.pool() if scheduler.platform_pool else (0, [])
         order = scheduler.platform_order(now, free, running)
         if self.mode == "conservative":
@@ -95,7 +94,6 @@ class NodePass:
             started = self._in_order(now, order)
         if started:
             scheduler.dequeue([job for job, _ in started])
-        del machine
         return started
 
     def _in_order(self, now: float, order: Sequence[Job]) -> list[tuple[Job, Alloc]]:
