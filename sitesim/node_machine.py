@@ -14,17 +14,20 @@ A node is down while any outage covers it.
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sitesim.event_queue import SiteEnvironment
+
+if TYPE_CHECKING:
+    from sitesim.downtime import Outages
 from sitesim.job import Job
 from sitesim.machine import OverAllocationError
 from sitesim.placement import Alloc, Free, Partitions, capacity
+from sitesim.platform import format_nodes
 from sitesim.releases import Releases
 
 
@@ -69,10 +72,11 @@ class NodeMachine:
         self.work_lost = 0.0
         #: Requeues of each job, by id.
         self.requeues: dict[int, int] = {}
-
-    @property
-    def busy(self) -> bool:
-        return bool(self.running)
+        #: Where each job's last run was, by id: partition, nodes, cores, GPUs and memory
+        #: held, and the nodes as ranges (``'0-3,17'``).
+        self.placed: dict[int, tuple[int, int, int, int, int, str]] = {}
+        #: The outages applied to the nodes (:func:`sitesim.platform_site.add_outages`).
+        self.outages: Outages | None = None
 
     def start(self, job: Job, alloc: Alloc) -> None:
         """Start ``job`` now on ``alloc``.
@@ -119,6 +123,10 @@ class NodeMachine:
         del running[bisect_left(running, (job.start + job.estimate, job.id))]
         self.releases.remove(self._rows.pop(job.id))
         alloc: Alloc = job.alloc
+        self.placed[job.id] = (
+            job.demand.part, len(alloc.nodes), int(alloc.cores.sum()), int(alloc.gpus.sum()),
+            int(alloc.memory.sum()), format_nodes(alloc.nodes),
+        )  # fmt: skip
         self.free.give(alloc)
         down = alloc.nodes[~self.up[alloc.nodes]]
         if len(down):  # (nothing is free on a down node)
@@ -172,7 +180,3 @@ class NodeMachine:
         self.free.cores[nodes] = 0
         self.free.gpus[nodes] = 0
         self.free.memory[nodes] = 0
-
-    def next_free_time(self) -> float:
-        """When the first running job ends by its estimate (inf if none)."""
-        return self.running[0][0] if self.running else math.inf

@@ -96,12 +96,6 @@ class Free(NamedTuple):
             and (self.memory[nodes] >= alloc.memory).all()
         )
 
-    def minimum(self, other: Free) -> None:
-        """Keep, per node, the smaller of this and ``other`` (in place)."""
-        np.minimum(self.cores, other.cores, out=self.cores)
-        np.minimum(self.gpus, other.gpus, out=self.gpus)
-        np.minimum(self.memory, other.memory, out=self.memory)
-
 
 def capacity(platform: Platform) -> Free:
     """Every node's resources, free (a fresh copy)."""
@@ -128,7 +122,6 @@ class Partitions:
         self.total_cores = [int(cores[n].sum()) for n in self.nodes]
         self.max_gpus = [int(gpus[n].max()) for n in self.nodes]
         self.max_memory = [int(memory[n].max()) for n in self.nodes]
-        self.max_cores = [int(cores[n].max()) for n in self.nodes]
         self.max_time = [p.max_time for p in platform.partitions]
         #: Node capacities in each partition's order for whole-node placement.
         self._caps = [(cores[n], gpus[n], memory[n]) for n in self.nodes]

@@ -415,8 +415,13 @@ def read_platform(name: str) -> tuple[Platform, str]:
 
 
 # -- node ranges -------------------------------------------------------------------------------
-def format_nodes(nodes: Iterable[int]) -> str:
+def format_nodes(nodes: Iterable[int] | np.ndarray) -> str:
     """Node indices as compact ranges: ``[0, 1, 2, 3, 17]`` -> ``'0-3,17'``."""
+    if isinstance(nodes, np.ndarray) and len(nodes):  # (a job's nodes: ascending, often one run)
+        first, last = int(nodes[0]), int(nodes[-1])
+        if last - first + 1 == len(nodes):
+            return str(first) if first == last else f"{first}-{last}"
+        nodes = nodes.tolist()
     parts: list[str] = []
     run_start = prev = None
     for node in sorted(nodes):

@@ -23,7 +23,7 @@ from sitesim.metrics import HOUR, MINUTE, slowdowns, window_jobs
 from sitesim.node_machine import NodeMachine
 from sitesim.node_pass import NodePass
 from sitesim.placement import Demand, Partitions, Request, fits_ever
-from sitesim.platform import Platform, format_nodes
+from sitesim.platform import Platform
 
 if TYPE_CHECKING:
     from sitesim.config import RunConfig
@@ -77,21 +77,8 @@ class PlatformRecords:
 def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
     """Give ``site`` the nodes of ``platform`` and the pass that schedules on them."""
     parts = Partitions(platform)
-    placed: dict[int, tuple[int, int, int, int, int, str]] = {}
-
-    def record(job: Job) -> None:
-        alloc = job.alloc
-        placed[job.id] = (
-            job.demand.part,
-            len(alloc.nodes),
-            int(alloc.cores.sum()),
-            int(alloc.gpus.sum()),
-            int(alloc.memory.sum()),
-            _ranges(alloc.nodes),
-        )
 
     def ended(job: Job) -> None:
-        record(job)
         node_pass._changes += 1
         site._job_ended(job)
 
@@ -101,7 +88,6 @@ def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
             site.scheduler.submit(job, site.env.now)
             site.pass_due = True
         else:
-            record(job)
             site._job_ended(job)
 
     machine = NodeMachine(site.env, parts, ended, killed)
@@ -109,8 +95,6 @@ def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
     site.machine = machine  # type: ignore[assignment]  # (the site reads procs and running)
     site._node_pass = node_pass = NodePass(machine, scheduler)
     site._demand = _resolver(site, parts)  # type: ignore[method-assign]
-    site._placed = placed  # type: ignore[attr-defined]
-    site._downtime = None  # type: ignore[attr-defined]  # (add_outages sets it)
 
 
 def _resolver(site: Site, parts: Partitions) -> Any:
@@ -209,15 +193,6 @@ class PartitionMix:
         return int(np.searchsorted(weights, self._uniform.pop() * weights[-1], side="right"))
 
 
-def _ranges(nodes: np.ndarray) -> str:
-    if len(nodes) == 1:
-        return str(int(nodes[0]))
-    first, last = int(nodes[0]), int(nodes[-1])
-    if last - first + 1 == len(nodes):
-        return f"{first}-{last}"
-    return format_nodes(nodes.tolist())
-
-
 def build_site(
     config: RunConfig, procs: int, scheduler: Scheduler, horizon: float, **options: Any
 ) -> Site:
@@ -250,7 +225,7 @@ def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
     machine, node_pass = site.nodes, site._node_pass
     if machine is None or node_pass is None:
         raise ValueError("outages need a site on a platform of nodes, not on processors")
-    site._downtime = outages  # type: ignore[attr-defined]
+    machine.outages = outages
     maintenance = outages.kind == MAINTENANCE
     if maintenance.any():
         node_pass._windows = node_pass._window_allocs(_subset(outages, maintenance))
@@ -299,9 +274,9 @@ def _subset(outages: Outages, keep: np.ndarray) -> Outages:
 # -- results -----------------------------------------------------------------------------------
 def placement_records(site: Site, count: int) -> PlatformRecords:
     """The placement of the first ``count`` records (by job id)."""
-    placed: dict[int, tuple[int, int, int, int, int, str]] = site._placed  # type: ignore[attr-defined]
     machine = site.nodes
     assert machine is not None
+    placed = machine.placed
     table = np.zeros(count, dtype=PLACEMENT_DTYPE)
     table["partition"] = -1
     nodes = [""] * count
@@ -337,7 +312,7 @@ def platform_summary(
             return math.nan
         return float((table[column] * held).sum()) / (total * length)
 
-    downtime = site._downtime  # type: ignore[attr-defined]
+    downtime = machine.outages
     down_hours = window_down = 0.0
     if downtime is not None:
         down_hours = downtime.node_hours(site.now)  # (the whole run)

@@ -205,7 +205,9 @@ def test_no_job_runs_into_a_maintenance_window_on_its_nodes(data: st.DataObject,
     jobs = data.draw(requests(platform))
     site = run_on(platform, jobs, create(name))
     ran = check_allocations(site, platform)
-    outages = site._downtime  # type: ignore[attr-defined]
+    assert site.nodes is not None
+    outages = site.nodes.outages
+    assert outages is not None
     for job in ran:
         mine = np.isin(outages.node, job.alloc.nodes)
         overlap = (outages.down[mine] < job.end) & (outages.up[mine] > job.start)
