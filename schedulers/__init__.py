@@ -26,6 +26,7 @@ from .economic import ECON
 from .genetic import GA
 from .planning import DynP, Planning
 from .queue_order import EASY, FCFS, LJF, SCDF, SJF, PriorityFIFO
+from .slurm import SLURM
 from .utility import PRIO, FirstPrice
 
 #: Scheduler classes by CLI name.
@@ -46,6 +47,7 @@ REGISTRY: dict[str, type[Scheduler]] = {
         Planning,
         DynP,
         ECON,
+        SLURM,
     )
 }
 
@@ -142,7 +144,7 @@ def create(name: str, **params: Any) -> Scheduler:
 
 
 __all__ = [
-    "CREASY", "EASY", "ECON", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF",
+    "CREASY", "EASY", "ECON", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF", "SLURM",
     "Conservative", "DynP", "FirstPrice", "Planning", "PriorityFIFO", "Scheduler",
     "canonical_name", "create", "parameters", "registered", "scheduler_class", "scheduler_label",
     "shadow_time", "stored_params",

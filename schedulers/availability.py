@@ -6,7 +6,7 @@ at the earliest time it fits for its whole estimated runtime, then subtract it f
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from sitesim.machine import Running
 
@@ -39,6 +39,12 @@ class AvailabilityProfile:
     def place(self, size: int, duration: float) -> float:
         """Reserve ``size`` processors at the earliest time they are free for ``duration``
         seconds, and return that time."""
+        start = self.earliest(size, duration)
+        self.take(start, size, duration)
+        return start
+
+    def earliest(self, size: int, duration: float) -> float:
+        """The earliest time ``size`` processors are free for ``duration`` seconds."""
         times, free = self.times, self.free
         n = len(times)
         k = 0
@@ -53,15 +59,26 @@ class AvailabilityProfile:
                     break
                 j += 1
             else:
-                break
+                return start
             k = j
-        if duration > 0:  # take the processors on [start, end)
-            if j == n or times[j] != end:  # (times are strictly increasing: split a step)
-                times.insert(j, end)
-                free.insert(j, free[j - 1])
-            for i in range(k, j):
-                free[i] -= size
-        return start
+
+    def take(self, start: float, size: int, duration: float) -> None:
+        """Take ``size`` processors on ``[start, start + duration)`` (they must be free)."""
+        if not duration > 0:
+            return
+        times, free = self.times, self.free
+        end = start + duration
+        k = bisect_right(times, start) - 1
+        if times[k] != start:  # (a start between steps: split the step)
+            k += 1
+            times.insert(k, start)
+            free.insert(k, free[k - 1])
+        j = bisect_left(times, end, k)
+        if j == len(times) or times[j] != end:  # (times are strictly increasing: split a step)
+            times.insert(j, end)
+            free.insert(j, free[j - 1])
+        for i in range(k, j):
+            free[i] -= size
 
     def advance(self, now: float) -> None:
         """Forget the past: the profile starts at ``now``."""

@@ -10,12 +10,14 @@ starts the jobs: every job started must be waiting, and together they must fit.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from operator import is_
 from typing import Any, ClassVar
 
 from sitesim.job import Job
 from sitesim.machine import Running
+from sitesim.platform import Platform
 
 
 class Scheduler(ABC):
@@ -42,6 +44,8 @@ class Scheduler(ABC):
     #: True if :meth:`platform_order` reads the platform as one pool of cores (``free`` and
     #: ``running``); else it is given none (they cost a pass over the running jobs).
     platform_pool: ClassVar[bool] = False
+    #: True if it may want passes with no event (:meth:`next_pass`): a periodic cycle.
+    timed: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -117,6 +121,20 @@ class Scheduler(ABC):
 
     def nodes_changed(self) -> None:  # noqa: B027 - optional hook
         """Nodes went down or came back: forget what was planned on them."""
+
+    def on_site(self, platform: Platform) -> None:  # noqa: B027 - optional hook
+        """Told once, before the first job, the machine it schedules (``--procs N``: N
+        one-core nodes)."""
+
+    def admit(self, job: Job) -> str | None:
+        """Asked before a submission is accepted: a reason to refuse it (counted by the site
+        under that reason), or None to accept it (the default)."""
+        return None
+
+    def next_pass(self, now: float) -> float:
+        """For a :attr:`timed` scheduler, asked after each pass: when it wants the next pass
+        even if no job arrives or ends (inf: none)."""
+        return math.inf
 
     def use_seed(self, seed: int) -> None:
         """Called with the run's seed before a configured run; a scheduler that draws random

@@ -18,6 +18,8 @@ nodes each job may use, with reservations for concrete resources (:mod:`sitesim.
   unless nodes went down.
 - ``plan`` (PLAN, dynP): the scheduler's own planning, on the nodes (its planner is replaced by
   one that plans on the node profile); jobs planned now start where the plan put them.
+- ``slurm`` (SLURM): the scheduler runs its own pass (``schedule(now, resources)``) on
+  :class:`SlurmNodes`, the nodes' free resources and a profile of them for its backfill cycle.
 
 No job starts if its estimate overlaps a maintenance window on its nodes: the windows are
 reservations in the profile. Nodes down after a failure hold nothing, with no known return.
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from sitesim.node_machine import NodeMachine
     from sitesim.schedulers.base import Scheduler
 
-MODES = ("list", "greedy", "easy", "conservative", "plan")
+MODES = ("list", "greedy", "easy", "conservative", "plan", "slurm")
 
 
 class NodePass:
@@ -86,6 +88,11 @@ class NodePass:
             return []
         if self.mode == "plan":
             return self._planning(now)
+        if self.mode == "slurm":
+            started = scheduler.schedule(now, SlurmNodes(self, now))  # type: ignore[attr-defined]
+            if started:
+                scheduler.dequeue([job for job, _ in started])
+            return started
         free, running = self.pool() if scheduler.platform_pool else (0, [])
         order = scheduler.platform_order(now, free, running)
         if self.mode == "conservative":
@@ -336,3 +343,43 @@ class _Pass:
             and len(order) >= n
             and all(map(is_, order[:n], kept))
         )
+
+
+class SlurmNodes:
+    """The resources the SLURM scheduler plans on (``schedulers.slurm.Resources``): what is
+    free on the nodes now, and from its first backfill question on, a profile of them with
+    the running jobs' time limits and the maintenance windows."""
+
+    __slots__ = ("ended", "node_pass", "now", "profile", "work")
+
+    def __init__(self, node_pass: NodePass, now: float) -> None:
+        self.node_pass, self.now = node_pass, now
+        self.work = node_pass.machine.free.copy()
+        self.ended: list[tuple[float, int, Alloc]] = []
+        self.profile: NodeProfile | None = None
+        if node_pass._windows:  # (a job must not run into a window on its nodes)
+            self.profile = node_pass._profile(now, self.work, [], math.inf)
+
+    def part(self, job: Job) -> int:
+        return int(job.demand.part)
+
+    def fits_now(self, job: Job) -> Alloc | None:
+        if self.profile is None:
+            return place(self.node_pass.parts, job.demand, self.work)
+        return self.profile.fits_now(job.demand, job.estimate)
+
+    def take_now(self, job: Job, alloc: Alloc) -> None:
+        if self.profile is None:
+            self.work.take(alloc)
+            self.ended.append((self.now + job.estimate, 1, alloc))
+        else:
+            self.profile.reserve(self.now, job.estimate, alloc)
+
+    def earliest(self, job: Job, duration: float) -> tuple[float, Alloc | None]:
+        if self.profile is None:
+            self.profile = self.node_pass._profile(self.now, self.work, self.ended, math.inf)
+        return self.profile.earliest(job.demand, duration)
+
+    def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
+        assert self.profile is not None
+        self.profile.reserve(start, duration, alloc)

@@ -169,6 +169,14 @@ class Site:
             size = procs.nodes if isinstance(procs, Platform) else procs
             self.machine = Machine(self.env, size, self._job_ended)
         self.scheduler = scheduler
+        cls = type(scheduler)
+        if cls.on_site is not Scheduler.on_site:
+            scheduler.on_site(self.platform or Platform.processors(self.machine.procs))
+        #: The scheduler's admission check, if it has one.
+        self._admit = scheduler.admit if cls.admit is not Scheduler.admit else None
+        #: A timed scheduler's next wanted pass (:meth:`Scheduler.next_pass`), if one is set.
+        self._wake_at = math.inf if cls.timed else None
+        self._wake_callbacks: event_queue.Callbacks = [self._woken]
         self.strict = strict
         #: Cancel a waiting job once it can no longer end before its (stated) deadline.
         self.cancel_expired = cancel_expired
@@ -232,6 +240,8 @@ class Site:
             return self._reject(job, problem)
         if self._closed:
             return self._reject(job, AFTER_HORIZON)
+        if self._admit is not None and (refusal := self._admit(job)) is not None:
+            return self._reject(job, refusal)
         now = self.env.now
         job.mark_submitted(now)
         jobs = self.jobs
@@ -301,8 +311,12 @@ class Site:
         now = self.env.now
         if self._expiry and self._expiry[0][0] < now:
             self._cancel_expired()
+        if self._wake_at is not None:
+            self._wake_at = math.inf if self._wake_at <= now else self._wake_at
         if self._node_pass is not None:
             self._start_on_nodes(now)
+            if self._wake_at is not None:
+                self._wake(now)
             if self._closed:
                 self._check_end()
             return
@@ -318,8 +332,22 @@ class Site:
                 except (JobStateError, OverAllocationError) as err:
                     twice = " (the scheduler returned it twice)" if started.count(job) > 1 else ""
                     raise SchedulerError(f"scheduler {self.scheduler.name}: {err}{twice}") from None
+        if self._wake_at is not None:
+            self._wake(now)
         if self._closed:
             self._check_end()
+
+    def _wake(self, now: float) -> None:
+        """Give a timed scheduler the pass it wants next (one pending at a time, the
+        earliest)."""
+        at = self.scheduler.next_pass(now)
+        if now < at < self._wake_at:  # type: ignore[operator]
+            self._wake_at = at
+            self.env.after(at - now, self._wake_callbacks, None)
+
+    def _woken(self, _notice: Any) -> None:
+        if not self._drained.triggered:
+            self.pass_due = True
 
     def _start_on_nodes(self, now: float) -> None:
         """The pass on a platform: the node pass chooses the jobs and where they run."""

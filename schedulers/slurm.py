@@ -1,0 +1,551 @@
+"""SLURM: Slurm's scheduling as a site configures it, in one scheduler.
+
+Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
+
+1. **The main scheduler**: pending jobs in priority order (multifactor priority, then submit
+   time, then job id: :mod:`sitesim.multifactor`), at most ``default_queue_depth`` of them;
+   each starts if it fits now; the first that does not fit blocks its partition (the jobs of
+   that partition behind it wait with reason ``Priority``). A job held by a QOS limit is
+   passed over with its reason (``QOSMaxJobsPerUserLimit``, ``QOSGrpCpuLimit``, ...).
+2. **The backfill scheduler**, every ``bf_interval`` seconds (0: every pass): the pending jobs
+   again in priority order, at most ``bf_max_job_test`` of them and ``bf_max_job_user`` per
+   user; each is placed at its earliest start on the resources as the running jobs' time
+   limits free them and the reservations made so far in the cycle allow; a job whose start is
+   now starts; a later one gets a reservation if its start is within ``bf_window`` and its
+   partition has had fewer than ``bf_job_part_count_reserve`` (0: any number) reservations in
+   this cycle. Times are planned in steps of ``bf_resolution``: each job's time limit is
+   rounded up to a whole number of steps.
+
+Limiting cases (checked by property tests): with one partition, a backfill cycle at every pass
+and ``bf_job_part_count_reserve=1`` (and no other limit) the schedule is EASY's in the same
+priority order; with no limit at all it is conservative backfilling's (jobs that end at their
+time limits; conservative compresses its schedule in another order when jobs end early).
+
+Fairshare usage and priorities are recomputed every ``PriorityCalcPeriod`` (0: at every pass);
+a job's priority factors, its last pending reason and the scheduler that started it are kept
+in :attr:`SLURM.decisions` (written as ``priorities.csv``). Where this simplifies Slurm:
+docs/reference/slurm.md.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import insort
+from collections import Counter
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from sitesim.associations import Associations
+from sitesim.errors import ConfigError
+from sitesim.job import Job
+from sitesim.machine import Running
+from sitesim.multifactor import Multifactor, SlurmSettings
+from sitesim.platform import Platform
+from sitesim.qos import DEFAULT_QOS, QOS, reason
+
+from .availability import AvailabilityProfile
+from .base import Scheduler
+
+#: One row of :attr:`SLURM.decisions` per started job.
+DECISION_DTYPE = np.dtype(
+    [
+        ("id", np.int64),
+        ("user", np.int64),
+        ("priority", np.int64),
+        ("age", np.float64),
+        ("fairshare", np.float64),
+        ("job_size", np.float64),
+        ("partition", np.float64),
+        ("qos", np.float64),
+        ("tres", np.float64),
+        ("reason", "U32"),
+        ("started_by", "U8"),
+    ]
+)
+
+
+class Resources(Protocol):
+    """What a pass plans on: the processors (:class:`ProcResources`) or a platform's nodes
+    (``sitesim.node_pass``). An ``alloc`` is whatever the resources use for what a job holds."""
+
+    def part(self, job: Job) -> int:
+        """The job's partition (0 on processors)."""
+
+    def fits_now(self, job: Job) -> Any | None:
+        """Where the job would start now on what is free (None: it does not fit)."""
+
+    def take_now(self, job: Job, alloc: Any) -> None:
+        """The job starts now on ``alloc``."""
+
+    def earliest(self, job: Job, duration: float) -> tuple[float, Any | None]:
+        """Its earliest start for ``duration`` seconds in the backfill plan, and where."""
+
+    def reserve(self, start: float, duration: float, alloc: Any) -> None:
+        """Hold ``alloc`` on ``[start, start + duration)`` in the backfill plan."""
+
+
+class ProcResources:
+    """:class:`Resources` on ``free`` processors with ``running`` jobs."""
+
+    def __init__(self, now: float, free: int, running: Running) -> None:
+        self.now, self.free, self.running = now, free, running
+        self.ends: list[tuple[float, int, int]] = []
+        self.profile: AvailabilityProfile | None = None
+
+    def part(self, job: Job) -> int:
+        return 0
+
+    def fits_now(self, job: Job) -> Any | None:
+        if self.profile is None:
+            return job.size if job.size <= self.free else None
+        return job.size if self.profile.earliest(job.size, job.estimate) <= self.now else None
+
+    def take_now(self, job: Job, alloc: Any) -> None:
+        if self.profile is None:
+            self.free -= alloc
+            insort(self.ends, (self.now + job.estimate, job.id, alloc))
+        else:
+            self.profile.take(self.now, alloc, job.estimate)
+
+    def earliest(self, job: Job, duration: float) -> tuple[float, Any | None]:
+        if self.profile is None:
+            running = sorted([*self.running, *self.ends]) if self.ends else self.running
+            self.profile = AvailabilityProfile(self.now, self.free, running)
+        return self.profile.earliest(job.size, duration), job.size
+
+    def reserve(self, start: float, duration: float, alloc: Any) -> None:
+        assert self.profile is not None
+        self.profile.take(start, alloc, duration)
+
+
+#: The settings a SLURM scheduler takes, besides ``conf``, ``assoc``, ``qos``, ``accounts``.
+SETTINGS = tuple(SlurmSettings.__dataclass_fields__)
+
+
+class SLURM(Scheduler):
+    """Slurm's main and backfill schedulers with the multifactor priority, fairshare and QOS.
+
+    Every setting has Slurm's name and default (docs/reference/slurm.md). Besides them:
+
+    Args:
+        conf: a ``slurm.conf`` to take the Priority* keys, SchedulerParameters and the
+            partitions' PriorityJobFactor from (settings given here win).
+        assoc: the association tree: a TOML file (:mod:`sitesim.associations`) or the output
+            of ``sacctmgr show assoc --parsable2``. Default: every user its own account.
+        accounts: instead of ``assoc``, accounts by blocks of users (``"2x10,8x2"``).
+        qos: the output of ``sacctmgr show qos --parsable2`` (default: one QOS, ``normal``,
+            without limits).
+    """
+
+    name = "SLURM"
+    platform_mode = "slurm"
+    skip_idle_passes = True
+    timed = True
+
+    def __init__(
+        self,
+        conf: str | None = None,
+        assoc: str | None = None,
+        accounts: str | None = None,
+        qos: str | None = None,
+        PriorityWeightAge: int | None = None,
+        PriorityWeightFairshare: int | None = None,
+        PriorityWeightJobSize: int | None = None,
+        PriorityWeightPartition: int | None = None,
+        PriorityWeightQOS: int | None = None,
+        PriorityWeightTRES: str | None = None,
+        PriorityMaxAge: str | float | None = None,
+        PriorityFavorSmall: str | None = None,
+        PriorityCalcPeriod: float | None = None,
+        PriorityDecayHalfLife: str | float | None = None,
+        PriorityUsageResetPeriod: str | None = None,
+        PriorityFlags: str | None = None,
+        default_queue_depth: int | None = None,
+        bf_interval: float | None = None,
+        bf_max_job_test: int | None = None,
+        bf_window: float | None = None,
+        bf_resolution: float | None = None,
+        bf_max_job_user: int | None = None,
+        bf_job_part_count_reserve: int | None = None,
+    ) -> None:
+        super().__init__()
+        given = {key: value for key, value in locals().items() if key in SETTINGS}
+        self._files = {"conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos}
+        base: dict[str, Any] = {}
+        self.partition_factors: dict[str, int] = {}
+        if conf is not None:
+            from sitesim.slurm_conf import read_slurm_conf
+
+            found = read_slurm_conf(conf)
+            base = dict(found.settings)
+            self.partition_factors = dict(found.partition_factors)
+        self.settings = SlurmSettings.build({**base, **given})
+        self.associations = self._associations(assoc, accounts)
+        self.user_qos: dict[int, str] = {}
+        self.qos: dict[str, QOS] = {DEFAULT_QOS: QOS(DEFAULT_QOS)}
+        if qos is not None:
+            from sitesim.slurm_conf import read_sacctmgr_qos
+
+            self.qos = dict(read_sacctmgr_qos(qos))
+        s = self.settings
+        self._use_fairshare = s.PriorityWeightFairshare > 0
+        self.fairshare: Any = None
+        if self._use_fairshare:
+            from sitesim.fairshare import Fairshare
+
+            self.fairshare = Fairshare(
+                self.associations,
+                algorithm=s.algorithm,
+                half_life=s.PriorityDecayHalfLife,
+                reset=s.PriorityUsageResetPeriod,
+            )
+        self._timed_priority = s.PriorityWeightAge > 0 or self._use_fairshare
+        self._limits = any(q.limits_running for q in self.qos.values())
+        self._submit_limits = any(
+            q.max_submit_jobs_per_user is not None or q.max_wall < math.inf or q.limits_running
+            for q in self.qos.values()
+        )
+        self.multifactor: Multifactor | None = None  # (known once the machine is: on_site)
+        self._on_nodes = False
+        self._node_cores: list[int] = []
+        #: Per waiting job: the weighted sum of its static factors, and each of them.
+        self._static: dict[Job, tuple[float, float, float, float, float]] = {}
+        self._priority: dict[Job, int] = {}
+        self._factors: dict[Job, tuple[float, float]] = {}  # (age, fairshare) last computed
+        self._reason: dict[Job, str] = {}
+        self._running: dict[Job, tuple[str, int, int, int, int, int]] = {}
+        self._held_user: Counter[tuple[str, int, str]] = Counter()  # (qos, user, tres)
+        self._held_group: Counter[tuple[str, str]] = Counter()  # (qos, tres)
+        self._jobs_of_user: Counter[int] = Counter()  # waiting and running
+        self._next_calc = -math.inf
+        self._last_bf = -math.inf
+        self._dirty = True
+        self.decisions: list[tuple[Any, ...]] = []
+        self._cycles = 0
+        self._main_starts = 0
+        self._backfill_starts = 0
+        self._refused: Counter[str] = Counter()
+
+    # -- configuration ---------------------------------------------------------------------
+    @staticmethod
+    def _associations(assoc: str | None, accounts: str | None) -> Associations:
+        if assoc is not None and accounts is not None:
+            raise ConfigError("SLURM: give assoc (a file) or accounts (blocks of users), not both")
+        if accounts is not None:
+            return Associations.blocks(accounts)
+        if assoc is None:
+            return Associations.flat()
+        if Path(assoc).suffix.lower() == ".toml":
+            return Associations.load(assoc)
+        from sitesim.slurm_conf import read_sacctmgr_assoc
+
+        tree, _ = read_sacctmgr_assoc(assoc)
+        return tree
+
+    def params(self) -> dict[str, Any]:
+        files = {key: value for key, value in self._files.items() if value is not None}
+        return {**files, **self.settings.changed()}
+
+    def on_site(self, platform: Platform) -> None:
+        partitions = []
+        for p in platform.partitions:
+            nodes = np.asarray(p.nodes)
+            totals = {
+                "CPU": float(platform.cores[nodes].sum()),
+                "NODE": float(len(nodes)),
+                "MEM": float(platform.memory[nodes].sum()),
+                "GRES/GPU": float(platform.gpus[nodes].sum()),
+            }
+            partitions.append(totals)
+            largest = int(platform.cores[nodes].max())
+            self._node_cores.append(largest)
+        factors = {
+            k: self.partition_factors.get(p.name, 1) for k, p in enumerate(platform.partitions)
+        }
+        self.multifactor = Multifactor(
+            self.settings,
+            platform.nodes,
+            platform.total_cores,
+            partition_factors=factors,
+            qos_priorities={name: q.priority for name, q in self.qos.items()},
+            partition_tres=dict(enumerate(partitions)),
+        )
+        self._on_nodes = not platform.is_processors
+
+    def _parts(self, job: Job) -> tuple[int, int, int, int]:
+        """What the job holds: nodes, cores, GPUs, memory (MB). Without a node count, the
+        nodes its cores fill on its partition's largest nodes."""
+        demand = job.demand
+        if not self._on_nodes or demand is None:
+            return job.size, job.size, 0, 0
+        nodes = demand.nodes or -(-demand.cores // self._node_cores[demand.part])
+        return nodes, demand.cores, demand.gpus * nodes, demand.memory * nodes
+
+    # -- arrivals, ends ----------------------------------------------------------------------
+    def admit(self, job: Job) -> str | None:
+        """Refuse a submission over a QOS limit: the reason, or None to accept."""
+        if not self._submit_limits:
+            return None
+        qos = self.qos.get(self.user_qos.get(job.user, DEFAULT_QOS))
+        if qos is None:
+            return None
+        refusal = None
+        if job.estimate > qos.max_wall:
+            refusal = "QOSMaxWallDurationPerJobLimit"
+        elif (
+            qos.max_submit_jobs_per_user is not None
+            and self._jobs_of_user[job.user] >= qos.max_submit_jobs_per_user
+        ):
+            refusal = "QOSMaxSubmitJobPerUserLimit"
+        elif qos.max_jobs_per_user == 0:
+            refusal = "QOSMaxJobsPerUserLimit"
+        else:
+            held = self._tres(job)
+            for caps, kind in ((qos.grp_tres, "Grp"), (qos.max_tres_per_user, "MaxPerUser")):
+                for tres, cap in caps.items():
+                    if held[tres] > cap:
+                        refusal = reason(kind, tres)
+        if refusal is not None:
+            self._refused[refusal] += 1
+        return refusal
+
+    def submit(self, job: Job, now: float) -> None:
+        if job in self._running:  # requeued after a node failed: it stopped running
+            self._stopped(job, now)
+            self._jobs_of_user[job.user] -= 1
+        if self.multifactor is None:
+            raise RuntimeError("SLURM: on_site() must be called before the first job")
+        self._jobs_of_user[job.user] += 1
+        nodes, cores, gpus, memory = self._parts(job)
+        mf = self.multifactor
+        assert mf is not None
+        js, pf, qf, tres = mf.static_factors(
+            nodes, cores, gpus, memory, job.estimate, self._part(job), self._qos_name(job)
+        )
+        self._static[job] = (mf.static_part(js, pf, qf, tres), js, pf, qf, tres)
+        self._factors[job] = (0.0, 0.0)
+        self._priority[job] = self._compute(job, now)
+        insort(self.queue, job, key=self._key)
+        self._dirty = True
+
+    def _key(self, job: Job) -> tuple[int, float, int]:
+        return (-self._priority[job], job.submit, job.id)
+
+    def job_ended(self, job: Job, now: float) -> None:
+        self._stopped(job, now)
+        self._jobs_of_user[job.user] -= 1
+        self._dirty = True
+
+    def withdraw(self, jobs: list[Job]) -> None:
+        super().withdraw(jobs)
+        for job in jobs:
+            self._forget(job)
+            self._jobs_of_user[job.user] -= 1
+        self._dirty = True
+
+    def nodes_changed(self) -> None:
+        self._dirty = True
+
+    def _forget(self, job: Job) -> None:
+        for table in (self._static, self._priority, self._factors, self._reason):
+            table.pop(job, None)
+
+    # -- priorities --------------------------------------------------------------------------
+    def _compute(self, job: Job, now: float) -> int:
+        mf = self.multifactor
+        assert mf is not None
+        fs = self.fairshare.factor(job.user) if self._use_fairshare else 0.0
+        waited = now - job.submit
+        self._factors[job] = (mf.age(waited), fs)
+        return mf.priority(self._static[job][0], waited, fs)
+
+    def _recalculate(self, now: float) -> None:
+        """Slurm's decay thread: usage and priorities as of the last PriorityCalcPeriod
+        boundary (or now, with a period of 0)."""
+        period = self.settings.PriorityCalcPeriod
+        at = now if period == 0 else math.floor(now / period) * period
+        if self._use_fairshare:
+            self.fairshare.advance(at)
+        if self._timed_priority and self.queue:
+            for job in self.queue:
+                self._priority[job] = self._compute(job, at)
+            self.queue.sort(key=self._key)
+            self._dirty = True
+        self._next_calc = at + period if period else now
+
+    # -- the pass ----------------------------------------------------------------------------
+    def select(self, now: float, free: int, running: Running) -> list[Job]:
+        return [job for job, _ in self.schedule(now, ProcResources(now, free, running))]
+
+    def schedule(self, now: float, res: Resources) -> list[tuple[Job, Any]]:
+        """One pass on ``res``: the main scheduler, then a backfill cycle if one is due."""
+        if now >= self._next_calc and (self._use_fairshare or self._timed_priority):
+            self._recalculate(now)
+        s = self.settings
+        started: list[tuple[Job, Any]] = []
+        blocked: set[int] = set()
+        tested = 0
+        for job in self.queue:
+            if tested >= s.default_queue_depth:
+                break
+            part = res.part(job)
+            if part in blocked:
+                self._reason[job] = "Priority"
+                continue
+            tested += 1
+            if self._limits and (why := self._held(job)) is not None:
+                self._reason[job] = why
+                continue
+            alloc = res.fits_now(job)
+            if alloc is None:
+                blocked.add(part)
+                self._reason[job] = "Resources"
+                continue
+            res.take_now(job, alloc)
+            self._started(job, now, "main")
+            started.append((job, alloc))
+        if s.bf_interval == 0 or now >= self._last_bf + s.bf_interval:
+            if self._dirty or s.bf_interval == 0:
+                self._backfill(now, res, started)
+        elif started:
+            self._dirty = True
+        return started
+
+    def _backfill(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
+        s = self.settings
+        self._cycles += 1
+        self._last_bf = now
+        done = {job for job, _ in started}
+        step = s.bf_resolution
+        horizon = now + s.bf_window
+        tested = 0
+        per_user: Counter[int] = Counter()
+        reserved: Counter[int] = Counter()
+        limit_hit = False
+        starts_before = len(started)
+        for job in self.queue:
+            if job in done:
+                continue
+            if tested >= s.bf_max_job_test:
+                limit_hit = True
+                break
+            if s.bf_max_job_user and per_user[job.user] >= s.bf_max_job_user:
+                limit_hit = True
+                continue
+            per_user[job.user] += 1
+            tested += 1
+            if self._limits and (why := self._held(job)) is not None:
+                self._reason[job] = why
+                continue
+            duration = math.ceil(job.estimate / step) * step
+            start, where = res.earliest(job, duration)
+            if where is None:
+                continue
+            part = res.part(job)
+            if start <= now:
+                res.reserve(now, duration, where)
+                self._started(job, now, "backfill")
+                started.append((job, where))
+                done.add(job)
+            elif start < horizon and not (
+                s.bf_job_part_count_reserve and reserved[part] >= s.bf_job_part_count_reserve
+            ):
+                reserved[part] += 1
+                res.reserve(start, duration, where)
+        self._dirty = limit_hit and len(started) > starts_before
+
+    # -- QOS ---------------------------------------------------------------------------------
+    def _qos_name(self, job: Job) -> str:
+        return self.user_qos.get(job.user, DEFAULT_QOS)
+
+    def _part(self, job: Job) -> int:
+        demand = job.demand
+        return demand.part if demand is not None else 0
+
+    def _tres(self, job: Job) -> dict[str, int]:
+        nodes, cores, gpus, memory = self._parts(job)
+        return {"cpu": cores, "node": nodes, "gres/gpu": gpus, "mem": memory}
+
+    def _held(self, job: Job) -> str | None:
+        """The QOS limit that holds the job now, as squeue's reason, or None."""
+        name = self._qos_name(job)
+        qos = self.qos.get(name)
+        if qos is None or not qos.limits_running:
+            return None
+        user = job.user
+        jobs_cap = qos.max_jobs_per_user
+        if jobs_cap is not None and self._held_user[(name, user, "jobs")] >= jobs_cap:
+            return "QOSMaxJobsPerUserLimit"
+        if qos.grp_tres or qos.max_tres_per_user:
+            asked = self._tres(job)
+            for tres, cap in qos.grp_tres.items():
+                if self._held_group[(name, tres)] + asked[tres] > cap:
+                    return reason("Grp", tres)
+            for tres, cap in qos.max_tres_per_user.items():
+                if self._held_user[(name, user, tres)] + asked[tres] > cap:
+                    return reason("MaxPerUser", tres)
+        return None
+
+    def _started(self, job: Job, now: float, by: str) -> None:
+        nodes, cores, gpus, memory = self._parts(job)
+        name = self._qos_name(job)
+        self._running[job] = (name, nodes, cores, gpus, memory, job.user)
+        if self._limits:
+            self._hold(job, name, 1)
+        if self._use_fairshare:
+            self.fairshare.start(job.user, cores, now)
+        if by == "main":
+            self._main_starts += 1
+        else:
+            self._backfill_starts += 1
+        age, fs = self._factors[job]
+        _, js, pf, qf, tres = self._static[job]
+        why = self._reason.get(job, "None")
+        self.decisions.append(
+            (job.id, job.user, self._priority[job], age, fs, js, pf, qf, tres, why, by)
+        )
+        self._forget(job)
+
+    def _hold(self, job: Job, name: str, sign: int) -> None:
+        for tres, amount in self._tres(job).items():
+            self._held_user[(name, job.user, tres)] += sign * amount
+            self._held_group[(name, tres)] += sign * amount
+        self._held_user[(name, job.user, "jobs")] += sign
+
+    def _stopped(self, job: Job, now: float) -> None:
+        entry = self._running.pop(job, None)
+        if entry is None:
+            return
+        name, _, cores, _, _, user = entry
+        if self._limits:
+            self._hold(job, name, -1)
+        if self._use_fairshare:
+            self.fairshare.stop(user, cores, now)
+
+    # -- the engine's questions --------------------------------------------------------------
+    def next_pass(self, now: float) -> float:
+        """When this scheduler wants a pass with no event (a backfill cycle, a priority
+        recalculation), or inf."""
+        if not self.queue:
+            return math.inf
+        s = self.settings
+        wake = math.inf
+        if self._dirty and s.bf_interval > 0:
+            wake = max(self._last_bf + s.bf_interval, now)
+        if self._timed_priority and s.PriorityCalcPeriod > 0:
+            wake = min(wake, self._next_calc)
+        return wake
+
+    def decision_records(self) -> np.ndarray:
+        """One :data:`DECISION_DTYPE` row per started job, in start order."""
+        return np.array(self.decisions, dtype=DECISION_DTYPE)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "backfill_cycles": self._cycles,
+            "started_by_main": self._main_starts,
+            "started_by_backfill": self._backfill_starts,
+            **{f"refused_{key}": count for key, count in sorted(self._refused.items())},
+        }
