@@ -502,7 +502,9 @@ class SLURM(Scheduler):
             self._backfill_starts += 1
         age, fs = self._factors[job]
         _, js, pf, qf, tres = self._static[job]
-        why = self._reason.get(job, "None")
+        why = self._reason.get(job)
+        if why is None:  # never looked at while it waited: only full passes were skipped
+            why = "Resources" if now > job.submit else "None"
         self.decisions.append(
             (job.id, job.user, self._priority[job], age, fs, js, pf, qf, tres, why, by)
         )

@@ -108,7 +108,10 @@ class SlurmSettings:
         flags = self.flags
         if "FAIR_TREE" in flags and "NO_FAIR_TREE" in flags:
             raise ConfigError(f"{where}: PriorityFlags: FAIR_TREE and NO_FAIR_TREE together")
-        _ = self.tres_weights  # (raises if malformed)
+        try:
+            _ = self.tres_weights
+        except ConfigError as err:
+            raise ConfigError(f"{where}: {err}") from None
 
     @property
     def flags(self) -> tuple[str, ...]:
