@@ -127,7 +127,7 @@ def test_the_priority_is_the_whole_weighted_sum() -> None:
 def test_bad_settings_name_the_key_and_the_allowed_values(
     given: dict[str, str], message: str
 ) -> None:
-    with pytest.raises(ConfigError, match="^SLURM: ") as err:
+    with pytest.raises(ConfigError, match=r"^SLURM: ") as err:
         SlurmSettings.build(given)
     assert message in str(err.value)
 
