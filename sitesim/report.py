@@ -28,6 +28,7 @@ SWF_NAME, RESULTS_NAME, JOBS_NAME, USERS_NAME = (
 RUNS_NAME = "runs.csv"
 #: Written for runs on a platform: where each job ran, and the per-partition table.
 PLACEMENT_NAME, PARTITIONS_NAME = "placement.csv", "partitions.csv"
+ACCOUNTS_NAME, PRIORITIES_NAME = "accounts.csv", "priorities.csv"
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -187,6 +188,7 @@ def results_document(result: SiteResult) -> dict[str, Any]:
         "summary": result.summary.as_dict(),
         "scheduler_stats": result.scheduler_stats,
         **(platform_document(result) if result.platform is not None else {}),
+        **({"per_account": _rows(result.per_account)} if result.per_account is not None else {}),
     }
 
 
@@ -194,13 +196,16 @@ def platform_document(result: SiteResult) -> dict[str, Any]:
     """What results.json adds for a run on a platform: the platform, its statistics and the
     per-partition table."""
     assert result.platform is not None and result.per_partition is not None
-    rows = result.per_partition
-    partitions = [{name: _plain_cell(row[name]) for name in rows.dtype.names or ()} for row in rows]
     return {
         "platform": result.platform.to_dict(),
         "platform_stats": result.platform_stats,
-        "per_partition": partitions,
+        "per_partition": _rows(result.per_partition),
     }
+
+
+def _rows(table: np.ndarray) -> list[dict[str, Any]]:
+    """A structured array as a list of plain rows (JSON)."""
+    return [{name: _plain_cell(row[name]) for name in table.dtype.names or ()} for row in table]
 
 
 def _plain_cell(value: Any) -> Any:
@@ -235,6 +240,36 @@ def platform_report(result: SiteResult) -> str:
     ]  # fmt: skip
     lines.append(table(PARTITION_COLUMNS, rows))
     return "\n".join(lines)
+
+
+ACCOUNT_COLUMNS = (
+    "Account", "Users", "Jobs", "Jobs/h", "Jobs/session", "Avg.Wait(min)", "Avg.Response(min)",
+    "Core.h",
+)  # fmt: skip
+
+
+def details_report(result: SiteResult) -> str | None:
+    """What a run prints after the summary table, if anything: its platform's report, and the
+    per-account table when accounts group several users."""
+    parts = []
+    if result.platform is not None:
+        parts.append(platform_report(result))
+    accounts = result.per_account
+    if accounts is not None and len(accounts) and (accounts["users"] > 1).any():
+        parts.append(account_report(result))
+    return "\n".join(parts) or None
+
+
+def account_report(result: SiteResult) -> str:
+    """The per-account table in plain text (runs under a scheduler with accounts)."""
+    assert result.per_account is not None
+    rows = [
+        [r["account"], int(r["users"]), int(r["jobs"]), float(r["jobs_per_hour"]),
+         float(r["jobs_per_session"]), float(r["wait_mean_min"]),
+         float(r["response_mean_min"]), float(r["core_hours"])]
+        for r in result.per_account
+    ]  # fmt: skip
+    return table(ACCOUNT_COLUMNS, rows)
 
 
 def placement_csv(result: SiteResult) -> str:
@@ -395,6 +430,12 @@ def write_outputs(
         partitions = result.per_partition
         assert partitions is not None
         files[PARTITIONS_NAME] = lambda: records_csv(partitions)
+    if result.per_account is not None:
+        accounts = result.per_account
+        files[ACCOUNTS_NAME] = lambda: records_csv(accounts)
+    if result.decisions is not None:
+        decisions = result.decisions
+        files[PRIORITIES_NAME] = lambda: records_csv(decisions)
     written: dict[str, dict[str, Any]] = {}
     with staged_folder(folder, last=RESULTS_NAME) as staging:
         for name, text in files.items():  # one at a time: a replay's SWF can be large

@@ -81,6 +81,10 @@ class SiteResult:
         per_partition: on a platform, statistics per partition (None otherwise).
         platform_stats: on a platform, utilization of cores, GPUs and memory, availability,
             outages and their cost (:func:`sitesim.platform_site.platform_summary`).
+        per_account: under a scheduler with accounts (SLURM), statistics per account
+            (:mod:`sitesim.account_metrics`); None otherwise.
+        decisions: under a scheduler that records them (SLURM), each started job's priority,
+            its factors, its last pending reason and what started it; None otherwise.
     """
 
     procs: int
@@ -98,6 +102,8 @@ class SiteResult:
     placement: PlatformRecords | None = field(default=None, repr=False)
     per_partition: np.ndarray | None = field(default=None, repr=False)
     platform_stats: dict[str, Any] = field(default_factory=dict)
+    per_account: np.ndarray | None = field(default=None, repr=False)
+    decisions: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -485,6 +491,14 @@ class Site:
             platform_stats, partitions = platform_site.platform_summary(
                 self, records, placement, window
             )
+        per_account = decisions = None
+        associations = getattr(self.scheduler, "associations", None)
+        if associations is not None:
+            from sitesim.account_metrics import per_account as account_table
+
+            per_account = account_table(records, window, associations)
+        if hasattr(self.scheduler, "decision_records"):
+            decisions = self.scheduler.decision_records()
         return SiteResult(
             procs=self.machine.procs,
             scheduler=self.scheduler.name,
@@ -499,6 +513,8 @@ class Site:
             placement=placement,
             per_partition=partitions,
             platform_stats=platform_stats,
+            per_account=per_account,
+            decisions=decisions,
         )
 
     def _utility_texts(self) -> dict[int, str]:

@@ -34,8 +34,8 @@ from sitesim.report import (
     UTILITY_COLUMNS,
     VIOLATION_COLUMNS,
     csv_text,
+    details_report,
     flat_row,
-    platform_report,
     replay_row,
     table,
     utility_row,
@@ -233,8 +233,8 @@ def run(args: argparse.Namespace) -> int:
     if any(r.summary.utility_jobs for r in results):
         print(table(UTILITY_COLUMNS, [utility_row(r) for r in results]))
     for result in results:
-        if result.platform is not None:
-            print(platform_report(result))
+        if (details := details_report(result)) is not None:
+            print(details)
     for result in results:
         if "feedback" in result.workload:
             print(_moved(result))

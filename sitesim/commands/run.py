@@ -36,8 +36,8 @@ from sitesim.report import (
     RUNS_NAME,
     UTILITY_COLUMNS,
     csv_text,
+    details_report,
     flat_row,
-    platform_report,
     run_row,
     table,
     utility_row,
@@ -287,8 +287,8 @@ def run(args: argparse.Namespace) -> int:
     results = _run_all(configs, args.out, args.utility)
     print(table(RUN_COLUMNS, [run_row(r) for r in results]))
     for result in results:
-        if result.platform is not None:
-            print(platform_report(result))
+        if (details := details_report(result)) is not None:
+            print(details)
     if args.utility:
         pairs = zip(configs, results, strict=True)
         print(table(("Users", *UTILITY_COLUMNS), [[c.users, *utility_row(r)] for c, r in pairs]))
