@@ -315,8 +315,8 @@ class SLURM(Scheduler):
         if job in self._running:  # requeued after a node failed: it stopped running
             self._stopped(job, now)
             self._jobs_of_user[job.user] -= 1
-        if self.multifactor is None:
-            raise RuntimeError("SLURM: on_site() must be called before the first job")
+        if self.multifactor is None:  # used without a site: the machine is not known
+            self.on_site(Platform.processors(1))
         self._jobs_of_user[job.user] += 1
         nodes, cores, gpus, memory = self._parts(job)
         mf = self.multifactor

@@ -264,7 +264,7 @@ def test_conservative_survives_a_late_pass():
 def test_registry_and_create():
     assert set(REGISTRY) == {"FCFS", "EASY", "CONSERVATIVE", "CREASY", "SJF", "LJF", "SCDF",
                              "PRIORITY", "PRIO", "FIRSTPRICE", "GA", "PLAN", "DYNP",
-                             "ECON"}  # fmt: skip
+                             "ECON", "SLURM"}  # fmt: skip
     assert isinstance(create("creasy", alpha=1500), CREASY)
     assert create("CREASY", alpha=1500).params() == {"alpha": 1500.0}
     assert repr(create("CREASY", alpha=3000)) == "CREASY(alpha=3000.0)"
