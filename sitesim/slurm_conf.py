@@ -723,13 +723,16 @@ def _parsable(path: str | Path, default: tuple[str, ...], marker: str) -> list[_
     numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
     if not numbered:
         raise SlurmConfError(f"{where}: empty: no sacctmgr rows")
-    trailing = all(line.endswith("|") for _, line in numbered)  # (--parsable)
-    cells = [(n, (line[:-1] if trailing else line).split("|")) for n, line in numbered]
+    cells = [(n, line.split("|")) for n, line in numbered]
     first = [c.strip() for c in cells[0][1]]
-    if marker in first:
-        columns, cells = first, cells[1:]
-    else:
+    if marker in first:  # (a header; --parsable ends it, and every line, with '|')
+        trailing = first[-1] == ""
+        columns, cells = first[:-1] if trailing else first, cells[1:]
+    else:  # (--noheader: sacctmgr's default columns)
         columns = list(default)
+        trailing = all(len(values) == len(columns) + 1 for _, values in cells)
+    if trailing:
+        cells = [(n, values[:-1]) for n, values in cells]
     rows: list[_Row] = []
     for number, values in cells:
         line_where = f"{where}:{number}"
@@ -922,15 +925,11 @@ def read_sacctmgr_qos(path: str | Path) -> QOSTable:
                 tres[column] = parse_tres(row.get(column, ""), f"{where}: {column}")
             except ConfigError as err:
                 raise SlurmConfError(str(err)) from None
+        priority = count("Priority") or 0
+        jobs, submit = count("MaxJobsPU"), count("MaxSubmitPU")
         try:
             table[name] = QOS(
-                name,
-                count("Priority") or 0,
-                max_wall,
-                count("MaxJobsPU"),
-                count("MaxSubmitPU"),
-                tres["GrpTRES"],
-                tres["MaxTRESPU"],
+                name, priority, max_wall, jobs, submit, tres["GrpTRES"], tres["MaxTRESPU"]
             )
         except ConfigError as err:
             raise SlurmConfError(f"{where}: {err}") from None
