@@ -30,6 +30,7 @@ docs/reference/slurm.md.
 from __future__ import annotations
 
 import math
+import warnings
 from bisect import insort
 from collections import Counter
 from pathlib import Path
@@ -120,6 +121,10 @@ class ProcResources:
         self.profile.take(start, alloc, duration)
 
 
+class SlurmConfigWarning(UserWarning):
+    """A setting of a Slurm configuration file that sitesim reads but does not model."""
+
+
 #: The settings a SLURM scheduler takes, besides ``conf``, ``assoc``, ``qos``, ``accounts``.
 SETTINGS = tuple(SlurmSettings.__dataclass_fields__)
 
@@ -175,20 +180,22 @@ class SLURM(Scheduler):
         self._files = {"conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos}
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
+        #: What the configuration files hold that sitesim does not model, each once.
+        self.warnings: list[str] = []
         if conf is not None:
-            from sitesim.slurm_conf import read_slurm_conf
-
-            found = read_slurm_conf(conf)
-            base = dict(found.settings)
-            self.partition_factors = dict(found.partition_factors)
+            base = self._read_conf(conf)
         self.settings = SlurmSettings.build({**base, **given})
-        self.associations = self._associations(assoc, accounts)
         self.user_qos: dict[int, str] = {}
+        self.associations = self._associations(assoc, accounts)
         self.qos: dict[str, QOS] = {DEFAULT_QOS: QOS(DEFAULT_QOS)}
         if qos is not None:
             from sitesim.slurm_conf import read_sacctmgr_qos
 
-            self.qos = dict(read_sacctmgr_qos(qos))
+            table = read_sacctmgr_qos(qos)
+            self.qos = {DEFAULT_QOS: QOS(DEFAULT_QOS), **table.qos}
+            self.warnings.extend(table.warnings)
+        for warning in self.warnings:
+            warnings.warn(warning, SlurmConfigWarning, stacklevel=2)
         s = self.settings
         self._use_fairshare = s.PriorityWeightFairshare > 0
         self.fairshare: Any = None
@@ -229,8 +236,22 @@ class SLURM(Scheduler):
         self._refused: Counter[str] = Counter()
 
     # -- configuration ---------------------------------------------------------------------
-    @staticmethod
-    def _associations(assoc: str | None, accounts: str | None) -> Associations:
+    def _read_conf(self, conf: str) -> dict[str, Any]:
+        """The scheduling settings of a slurm.conf (sched/builtin: no backfill;
+        priority/basic: no weights, first in first out)."""
+        from sitesim.slurm_conf import read_slurm_conf
+
+        found = read_slurm_conf(conf)
+        self.partition_factors = dict(found.partition_factors)
+        self.warnings.extend(found.warnings)
+        settings = {key: value for key, value in found.settings.items() if key in SETTINGS}
+        if found.settings.get("SchedulerType", "").lower() == "sched/builtin":
+            settings["bf_interval"] = "-1"
+        if found.settings.get("PriorityType", "").lower() == "priority/basic":
+            settings = {k: v for k, v in settings.items() if not k.startswith("PriorityWeight")}
+        return settings
+
+    def _associations(self, assoc: str | None, accounts: str | None) -> Associations:
         if assoc is not None and accounts is not None:
             raise ConfigError("SLURM: give assoc (a file) or accounts (blocks of users), not both")
         if accounts is not None:
@@ -241,8 +262,10 @@ class SLURM(Scheduler):
             return Associations.load(assoc)
         from sitesim.slurm_conf import read_sacctmgr_assoc
 
-        tree, _ = read_sacctmgr_assoc(assoc)
-        return tree
+        table = read_sacctmgr_assoc(assoc)
+        self.user_qos = dict(table.default_qos)
+        self.warnings.extend(table.warnings)
+        return table.associations
 
     def params(self) -> dict[str, Any]:
         files = {key: value for key, value in self._files.items() if value is not None}
@@ -406,7 +429,7 @@ class SLURM(Scheduler):
             res.take_now(job, alloc)
             self._started(job, now, "main")
             started.append((job, alloc))
-        if s.bf_interval == 0 or now >= self._last_bf + s.bf_interval:
+        if s.bf_interval == 0 or (s.bf_interval > 0 and now >= self._last_bf + s.bf_interval):
             if self._dirty or s.bf_interval == 0:
                 self._backfill(now, res, started)
         elif started:
@@ -546,6 +569,7 @@ class SLURM(Scheduler):
 
     def stats(self) -> dict[str, Any]:
         return {
+            **({"not_modelled": list(self.warnings)} if self.warnings else {}),
             "backfill_cycles": self._cycles,
             "started_by_main": self._main_starts,
             "started_by_backfill": self._backfill_starts,

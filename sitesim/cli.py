@@ -16,10 +16,12 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import import_module
 from types import FrameType
+from typing import Any
 
 from sitesim.commands import COMMANDS
 from sitesim.errors import SitesimError
@@ -80,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         collector.exit_on_interrupt = True
     try:
-        with _signals_interrupt():
+        with _signals_interrupt(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
             parser = build_parser(argv)
             args = parser.parse_args(argv)
             return int(args.func(args))
@@ -95,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         status = EXIT_INTERRUPTED[signal.SIGTERM if isinstance(err, Interrupted) else signal.SIGINT]
         del err  # (its traceback holds the run's frames)
         return _interrupted(status, exit_now=argv is None)
+
+
+def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
+    """A warning, as one line (each once: Python's default filter)."""
+    print(f"sitesim: warning: {message}", file=sys.stderr)
 
 
 def _interrupted(status: int, *, exit_now: bool) -> int:

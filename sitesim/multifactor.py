@@ -67,7 +67,7 @@ class SlurmSettings:
     PriorityUsageResetPeriod: str = "NONE"
     PriorityFlags: str = ""
     default_queue_depth: int = 100
-    bf_interval: float = 30.0
+    bf_interval: float = 30.0  # (-1: no backfill cycles; 0: one at every pass)
     bf_max_job_test: int = 500
     bf_window: float = 1440 * 60.0
     bf_resolution: float = 60.0
@@ -175,7 +175,12 @@ def _convert(key: str, raw: Any, where: str) -> Any:
         try:
             value = float(text)
         except ValueError:
-            value = math.nan
+            try:  # (a time in Slurm's syntax, for the minutes)
+                value = parse_duration(text) / 60 if key in _MINUTES else math.nan
+            except ValueError:
+                value = math.nan
+        if key == "bf_interval" and value == -1:
+            return -1.0  # (as Slurm: no backfill scheduler)
         low = 1.0 if key in ("bf_window", "bf_resolution") else 0.0  # (a float)
         if not (value >= low and math.isfinite(value)):
             unit = "minutes" if key in _MINUTES else "seconds"

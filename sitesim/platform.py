@@ -377,7 +377,8 @@ _CACHE: dict[tuple[str, float, int], tuple[Platform, str]] = {}
 
 def read_platform(name: str) -> tuple[Platform, str]:
     """The platform in file ``name`` (or a shipped one, :data:`BUILTIN_PLATFORMS`) and the
-    sha256 of the file's bytes. Files are read once while they do not change.
+    sha256 of the file's bytes: a TOML platform, or a ``slurm.conf`` (a name ending in
+    ``.conf``: :mod:`sitesim.slurm_conf`). Files are read once while they do not change.
 
     Raises:
         PlatformError: the file cannot be read or is not a valid platform.
@@ -407,7 +408,15 @@ def read_platform(name: str) -> tuple[Platform, str]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise PlatformError(f"{where}: not a text file (a platform is TOML)") from None
-    platform = Platform.loads(text, where, base)
+    if name.endswith(".conf"):  # a site's slurm.conf: its NodeName and PartitionName lines
+        from sitesim.slurm_conf import read_slurm_conf
+
+        found_conf = read_slurm_conf(name)
+        if found_conf.platform is None:
+            raise PlatformError(f"{name}: no NodeName and PartitionName lines: no platform")
+        platform = found_conf.platform
+    else:
+        platform = Platform.loads(text, where, base)
     if name in BUILTIN_PLATFORMS:
         platform = replace(platform, name=name)
     _CACHE[key] = found = (platform, hashlib.sha256(raw).hexdigest())
