@@ -6,11 +6,14 @@ checks the start times it gives on a 4-processor machine.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers import SLURM
+from sitesim.site import Site
 from tests.conftest import run_jobs
 
 #: Backfill at every pass, every limit lifted (as in the property tests).
@@ -105,3 +108,58 @@ def test_decisions_record_each_start_with_its_factors_and_reason() -> None:
     assert table["reason"].tolist() == ["None", "Resources", "Resources"]
     assert table["started_by"].tolist() == ["main", "main", "main"]
     assert np.all(table["age"] >= 0)
+
+
+# -- QOS limits (qos.html; sacctmgr show qos --parsable2 output written by hand) ------------
+QOS_HEADER = "Name|Priority|MaxWall|MaxTRESPU|MaxJobsPU|MaxSubmitPU|GrpTRES\n"
+
+
+def run_users(
+    jobs: list[tuple[float, int, float, int]], qos_line: str, tmp_path: Path
+) -> tuple[Any, SLURM]:
+    """Jobs ``(submit, size, runtime, user)`` on 4 processors under a QOS ``normal``."""
+    path = tmp_path / "qos.txt"
+    path.write_text(QOS_HEADER + qos_line + "\n")
+    slurm = SLURM(qos=str(path), **UNLIMITED)
+    submit, size, runtime, user = (list(c) for c in zip(*jobs, strict=True))
+    site = Site(4, slurm)
+    site.add_user(TraceUser(TraceWorkload.from_jobs(submit, size, runtime, runtime, user)))
+    return site.run(), slurm
+
+
+def test_max_jobs_per_user_holds_a_users_second_job(tmp_path: Path) -> None:
+    jobs = [(0.0, 1, 10.0, 1), (0.0, 1, 10.0, 1), (0.0, 1, 10.0, 2)]
+    result, slurm = run_users(jobs, "normal|0|||1||", tmp_path)
+    assert result.records["start"].tolist() == [0.0, 10.0, 0.0]
+    reasons = dict(zip(slurm.decision_records()["id"].tolist(), slurm.decision_records()["reason"]))
+    assert reasons[2] == "QOSMaxJobsPerUserLimit"
+
+
+def test_max_tres_per_user_caps_the_cores_a_user_holds(tmp_path: Path) -> None:
+    jobs = [(0.0, 2, 10.0, 1), (0.0, 2, 10.0, 1), (0.0, 2, 10.0, 2)]
+    result, slurm = run_users(jobs, "normal|0||cpu=3|||", tmp_path)
+    assert result.records["start"].tolist() == [0.0, 10.0, 0.0]
+    assert "QOSMaxCpuPerUserLimit" in slurm.decision_records()["reason"].tolist()
+
+
+def test_grp_tres_caps_the_whole_qos(tmp_path: Path) -> None:
+    jobs = [(0.0, 2, 10.0, 1), (0.0, 2, 10.0, 2)]
+    result, slurm = run_users(jobs, "normal|0|||||cpu=2", tmp_path)
+    assert result.records["start"].tolist() == [0.0, 10.0]
+    assert slurm.decision_records()["reason"].tolist() == ["None", "QOSGrpCpuLimit"]
+
+
+def test_submissions_over_a_submit_limit_or_max_wall_are_refused(tmp_path: Path) -> None:
+    jobs = [(0.0, 1, 10.0, 1), (0.0, 1, 10.0, 1), (0.0, 1, 10.0, 1), (0.0, 1, 7200.0, 2)]
+    result, slurm = run_users(jobs, "normal|0|01:00:00|||2|", tmp_path)
+    assert result.rejected == {
+        "QOSMaxSubmitJobPerUserLimit": 1,
+        "QOSMaxWallDurationPerJobLimit": 1,
+    }
+    assert len(result.records) == 2
+    assert slurm.stats()["refused_QOSMaxSubmitJobPerUserLimit"] == 1
+
+
+def test_a_job_larger_than_a_cap_is_refused_as_it_could_never_start(tmp_path: Path) -> None:
+    result, _ = run_users([(0.0, 4, 10.0, 1)], "normal|0||cpu=2|||", tmp_path)
+    assert result.rejected == {"QOSMaxCpuPerUserLimit": 1}
