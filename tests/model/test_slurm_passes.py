@@ -131,8 +131,8 @@ def test_max_jobs_per_user_holds_a_users_second_job(tmp_path: Path) -> None:
     jobs = [(0.0, 1, 10.0, 1), (0.0, 1, 10.0, 1), (0.0, 1, 10.0, 2)]
     result, slurm = run_users(jobs, "normal|0|||1||", tmp_path)
     assert result.records["start"].tolist() == [0.0, 10.0, 0.0]
-    reasons = dict(zip(slurm.decision_records()["id"].tolist(), slurm.decision_records()["reason"]))
-    assert reasons[2] == "QOSMaxJobsPerUserLimit"
+    table = slurm.decision_records()
+    assert table["reason"][table["id"] == 2].tolist() == ["QOSMaxJobsPerUserLimit"]
 
 
 def test_max_tres_per_user_caps_the_cores_a_user_holds(tmp_path: Path) -> None:
