@@ -391,13 +391,19 @@ def _reference_fair_tree(tree: Associations, usage: dict[int, float]) -> dict[in
                 merged = [
                     (child, name)
                     for _, (_, name) in scored[i : j + 1]
-                    for child in children[name]  # type: ignore[index]
+                    for child in visiting[name]  # type: ignore[index]
                 ]
                 visit(merged, tied)
                 i = j + 1
             prev = lf
 
-    visit([(child, "root") for child in children["root"]], False)
+    def holds_users(node: tuple[str, object]) -> bool:
+        return node[0] == "user" or any(holds_users(c) for c in children[node[1]])  # type: ignore[index]
+
+    # sitesim leaves accounts without users out of the traversal (decisions.md, Fairshare);
+    # their shares still count in their siblings' S
+    visiting = {name: [c for c in kids if holds_users(c)] for name, kids in children.items()}
+    visit([(child, "root") for child in visiting["root"]], False)
     return factors
 
 
@@ -456,3 +462,30 @@ def test_factors_always_in_zero_one(
         factors = fs.factors()
         assert ((factors >= 0) & (factors <= 1)).all()
         assert all(fs.usage(u) >= -1e-9 for u in fs.users)
+
+
+@st.composite
+def _three_level_trees(draw: st.DrawFn) -> tuple[Associations, dict[int, float]]:
+    """Every user two accounts down: the sort by ranked account paths."""
+    tops = [f"T{i}" for i in range(draw(st.integers(1, 3)))]
+    accounts = [(top, None, draw(st.sampled_from([0, 1, 2, 3]))) for top in tops]
+    subs = [f"S{i}" for i in range(draw(st.integers(1, 5)))]
+    accounts += [(s, draw(st.sampled_from(tops)), draw(st.sampled_from([0, 1, 2]))) for s in subs]
+    n = draw(st.integers(1, 12))
+    users = [
+        (u, draw(st.sampled_from(subs)), draw(st.sampled_from([0, 1, 1, 2]))) for u in range(n)
+    ]
+    usage = {u: draw(st.sampled_from([0.0, 1.0, 2.0, 3.0, 0.5])) for u in range(n)}
+    return _tree(accounts, users), usage
+
+
+@settings(max_examples=200, deadline=None)
+@given(_three_level_trees())
+def test_fair_tree_three_levels_follows_the_documented_traversal(
+    case: tuple[Associations, dict],
+) -> None:
+    tree, usage = case
+    share_tree = ShareTree(tree)
+    got = fair_tree_factors(share_tree, np.array([usage[u] for u in share_tree.users]))
+    want = _reference_fair_tree(tree, usage)
+    assert got.tolist() == [want[u] for u in share_tree.users]
