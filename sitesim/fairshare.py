@@ -219,6 +219,7 @@ def fair_tree_factors(tree: ShareTree, usage: Array) -> Array:
     ``(-LF, 1)`` for an account and ``(-LF, 0)`` for itself (merging tied accounts is leaving
     the account's name out of the key). When every user is at the same depth, the accounts'
     part of the key is ranked among the accounts first, and the users sorted by two keys.
+    Accounts without users are not visited (docs/background/decisions.md, Fairshare).
 
     Args:
         tree: the association tree.
@@ -395,6 +396,7 @@ class Fairshare:
         self._events = False  # a start or stop since _t0
         self._dirty = False  # usage changed other than by decay since the last advance
         self._factors: Array | None = None
+        self._listed: list[float] = []
         self._next_reset = next_reset(reset, 0.0)
         self._rate = _LN2 / self.half_life if self.half_life > 0 else 0.0
         self._fold_span = _FOLD_HALF_LIVES * self.half_life if self.half_life else math.inf
@@ -436,20 +438,21 @@ class Fairshare:
 
     def factor(self, user: int) -> float:
         """The user's fairshare factor in [0, 1] as of the last :meth:`advance`."""
-        i = self._index(user)
-        if self._factors is None:
-            self._factors = self._compute()
-        return float(self._factors[i])
+        i = self._tree.index.get(user)
+        if i is None or self._factors is None:  # a user first seen, or usage changed
+            i = self._index(user)
+            if self._factors is None:
+                self._refresh()
+        return self._listed[i]
 
     def factors(self, users: Iterable[int] | None = None) -> Array:
         """:meth:`factor` of several users at once, in their order (default: :attr:`users`)."""
-        if users is None:
-            if self._factors is None:
-                self._factors = self._compute()
-            return self._factors.copy()
-        index = [self._index(user) for user in users]
+        index = None if users is None else [self._index(user) for user in users]
         if self._factors is None:
-            self._factors = self._compute()
+            self._refresh()
+        assert self._factors is not None
+        if index is None:
+            return self._factors.copy()
         return self._factors[np.array(index, dtype=np.intp)]
 
     @property
@@ -463,13 +466,16 @@ class Fairshare:
         i = self._tree.index.get(user)
         return 0.0 if i is None else float(self._usage[i])
 
-    def _compute(self) -> Array:
+    def _refresh(self) -> None:
+        """The factors from the last pass's usage (also as a list: :meth:`factor` is hot)."""
         usage = self._usage
         if self.algorithm == "fair_tree":
-            return fair_tree_factors(self._tree, usage)
-        total = usage.sum()
-        norm = np.minimum(usage / total, 1.0) if total > 0 else np.zeros(len(usage))
-        return classic_factors(self._tree, norm)
+            self._factors = fair_tree_factors(self._tree, usage)
+        else:
+            total = usage.sum()
+            norm = np.minimum(usage / total, 1.0) if total > 0 else np.zeros(len(usage))
+            self._factors = classic_factors(self._tree, norm)
+        self._listed = self._factors.tolist()
 
     def _index(self, user: int) -> int:
         i = self._tree.index.get(user)
