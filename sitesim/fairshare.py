@@ -35,7 +35,7 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-from sitesim.associations import Associations
+from sitesim.associations import Associations, own_account
 from sitesim.errors import ConfigError
 
 __all__ = [
@@ -100,9 +100,7 @@ class ShareTree:
 
     def add_user(self, user: int) -> int:
         """Add ``user`` as its own account ``u<id>`` under root with one share; its index."""
-        name = f"u{user}"
-        while name in self._account_index:  # an account of that name already exists
-            name += "_"
+        name = own_account(user, self._account_index)
         self._account_index[name] = len(self._names)
         self._names.append(name)
         self.acct_parent = np.append(self.acct_parent, 0)

@@ -489,3 +489,15 @@ def test_fair_tree_three_levels_follows_the_documented_traversal(
     got = fair_tree_factors(share_tree, np.array([usage[u] for u in share_tree.users]))
     want = _reference_fair_tree(tree, usage)
     assert got.tolist() == [want[u] for u in share_tree.users]
+
+
+def test_a_user_first_seen_does_not_take_over_an_account_of_its_name() -> None:
+    # Regression: Associations.with_users replaced a defined account named u<id> (its parent
+    # and shares) by the new user's own account, and account_of named that account.
+    tree = _tree([("u7", None, 5)], [(1, "u7", 1)])
+    grown = tree.with_users([7])
+    assert grown.accounts["u7"] == ("root", 5.0)
+    assert grown.users[7] == ("u7_", 1.0) == (tree.account_of(7), 1.0)
+    fs = Fairshare(tree)
+    fs.factor(7)
+    assert fs.factors([1, 7]).tolist() == fair_tree_factors(ShareTree(grown), np.zeros(2)).tolist()
