@@ -74,8 +74,14 @@ class Resources(Protocol):
     def part(self, job: Job) -> int:
         """The job's partition (0 on processors)."""
 
+    #: Where the job :meth:`SLURM._reserve` last started is (set by the scheduler).
+    last: Any
+
     def fits_now(self, job: Job) -> Any | None:
         """Where the job would start now on what is free (None: it does not fit)."""
+
+    def could_start_now(self, job: Job) -> bool:
+        """False if the job cannot start now even with no reservation in its way."""
 
     def take_now(self, job: Job, alloc: Any) -> None:
         """The job starts now on ``alloc``."""
@@ -94,6 +100,10 @@ class ProcResources:
         self.now, self.free, self.running = now, free, running
         self.ends: list[tuple[float, int, int]] = []
         self.profile: AvailabilityProfile | None = None
+        self.last: Any = None
+
+    def could_start_now(self, job: Job) -> bool:
+        return job.size <= self.free
 
     def part(self, job: Job) -> int:
         return 0
@@ -104,8 +114,8 @@ class ProcResources:
         return job.size if self.profile.earliest(job.size, job.estimate) <= self.now else None
 
     def take_now(self, job: Job, alloc: Any) -> None:
+        self.free -= alloc
         if self.profile is None:
-            self.free -= alloc
             insort(self.ends, (self.now + job.estimate, job.id, alloc))
         else:
             self.profile.take(self.now, alloc, job.estimate)
@@ -119,6 +129,8 @@ class ProcResources:
     def reserve(self, start: float, duration: float, alloc: Any) -> None:
         assert self.profile is not None
         self.profile.take(start, alloc, duration)
+        if start <= self.now:
+            self.free -= alloc
 
 
 class SlurmConfigWarning(UserWarning):
@@ -445,6 +457,13 @@ class SLURM(Scheduler):
         return started
 
     def _backfill(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
+        """One backfill cycle (see the module docstring).
+
+        A job's reservation only matters to the jobs after it that could start now, so each is
+        placed when the first such job comes (in order: the same plan), and none is placed in
+        a cycle where no job could start now even without reservations (most cycles on a busy
+        machine): nothing a cycle plans outlives it.
+        """
         s = self.settings
         self._cycles += 1
         self._last_bf = now
@@ -454,6 +473,7 @@ class SLURM(Scheduler):
         tested = 0
         per_user: Counter[int] = Counter()
         reserved: Counter[int] = Counter()
+        unplaced: list[tuple[Job, float]] = []  # jobs tested that wait for their reservation
         limit_hit = False
         starts_before = len(started)
         for job in self.queue:
@@ -471,21 +491,51 @@ class SLURM(Scheduler):
                 self._reason[job] = why
                 continue
             duration = math.ceil(job.estimate / step) * step
-            start, where = res.earliest(job, duration)
-            if where is None:
+            if not res.could_start_now(job):
+                unplaced.append((job, duration))
                 continue
-            part = res.part(job)
-            if start <= now:
-                res.reserve(now, duration, where)
+            for earlier, length in unplaced:  # (their reservations, in order, before this job)
+                self._reserve(earlier, length, now, horizon, res, reserved)
+            unplaced.clear()
+            if not reserved:  # nothing reserved in its way: it starts if it fits now
+                where = res.fits_now(job)
+                if where is not None:
+                    res.take_now(job, where)
+            elif self._reserve(job, duration, now, horizon, res, reserved):
+                where = res.last
+            else:
+                where = None
+            if where is not None:
                 self._started(job, now, "backfill")
                 started.append((job, where))
                 done.add(job)
-            elif start < horizon and not (
-                s.bf_job_part_count_reserve and reserved[part] >= s.bf_job_part_count_reserve
-            ):
-                reserved[part] += 1
-                res.reserve(start, duration, where)
         self._dirty = limit_hit and len(started) > starts_before
+
+    def _reserve(
+        self,
+        job: Job,
+        duration: float,
+        now: float,
+        horizon: float,
+        res: Resources,
+        reserved: Counter[int],
+    ) -> bool:
+        """Place ``job`` in the cycle's plan: True if it starts now (its resources in
+        ``res.last``); else it holds a reservation if one is due (within the window, under
+        the partition's count)."""
+        start, where = res.earliest(job, duration)
+        if where is None:
+            return False
+        if start <= now:
+            res.reserve(now, duration, where)
+            res.last = where
+            return True
+        limit = self.settings.bf_job_part_count_reserve
+        part = res.part(job)
+        if start < horizon and not (limit and reserved[part] >= limit):
+            reserved[part] += 1
+            res.reserve(start, duration, where)
+        return False
 
     # -- QOS ---------------------------------------------------------------------------------
     def _qos_name(self, job: Job) -> str:
