@@ -33,6 +33,7 @@ import math
 import warnings
 from bisect import insort
 from collections import Counter
+from operator import is_
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -241,6 +242,10 @@ class SLURM(Scheduler):
         self._next_calc = -math.inf
         self._last_bf = -math.inf
         self._dirty = True
+        #: Something changed since the last pass (a job arrived or ended, nodes, the order).
+        self._changed = True
+        #: After the last pass, a waiting job fitted on what was free.
+        self._fits = False
         self.decisions: list[tuple[Any, ...]] = []
         self._cycles = 0
         self._main_starts = 0
@@ -363,7 +368,7 @@ class SLURM(Scheduler):
         self._factors[job] = (0.0, 0.0)
         self._priority[job] = self._compute(job, now)
         insort(self.queue, job, key=self._key)
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def _key(self, job: Job) -> tuple[int, float, int]:
         return (-self._priority[job], job.submit, job.id)
@@ -371,17 +376,17 @@ class SLURM(Scheduler):
     def job_ended(self, job: Job, now: float) -> None:
         self._stopped(job, now)
         self._jobs_of_user[job.user] -= 1
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def withdraw(self, jobs: list[Job]) -> None:
         super().withdraw(jobs)
         for job in jobs:
             self._forget(job)
             self._jobs_of_user[job.user] -= 1
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def nodes_changed(self) -> None:
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def _forget(self, job: Job) -> None:
         for table in (self._static, self._priority, self._factors, self._reason):
@@ -400,7 +405,7 @@ class SLURM(Scheduler):
 
     def _recalculate(self, now: float) -> None:
         """Slurm's decay thread: usage and priorities as of the last PriorityCalcPeriod
-        boundary (or now, with a period of 0)."""
+        boundary (or now, with a period of 0); a new order of the queue is a change."""
         period = self.settings.PriorityCalcPeriod
         at = now if period == 0 else math.floor(now / period) * period
         if self._use_fairshare:
@@ -411,11 +416,20 @@ class SLURM(Scheduler):
             if self._use_fairshare:
                 users = list({job.user for job in queue})
                 factor = dict(zip(users, self.fairshare.factors(users).tolist(), strict=True))
-            priority, compute = self._priority, self._compute
-            for job in queue:
-                priority[job] = compute(job, at, factor.get(job.user, 0.0))
-            self.queue.sort(key=self._key)
-            self._dirty = True
+            mf = self.multifactor
+            assert mf is not None
+            priority, factors, static = self._priority, self._factors, self._static
+            w_age, w_fs, max_age = mf.w_age, mf.w_fs, mf.max_age
+            for job in queue:  # (mf.priority, inlined: every waiting job, every period)
+                age = (at - job.submit) / max_age
+                age = 0.0 if age < 0.0 else (1.0 if age > 1.0 else age)
+                fs = factor.get(job.user, 0.0)
+                factors[job] = (age, fs)
+                priority[job] = int(static[job][0] + w_age * age + w_fs * fs)
+            before = list(queue)
+            queue.sort(key=self._key)
+            if not all(map(is_, before, queue)):
+                self._dirty = self._changed = True  # a new order: a cycle may start others
         self._next_calc = at + period if period else now
 
     # -- the pass ----------------------------------------------------------------------------
@@ -427,6 +441,12 @@ class SLURM(Scheduler):
         if now >= self._next_calc and (self._use_fairshare or self._timed_priority):
             self._recalculate(now)
         s = self.settings
+        cycle_due = s.bf_interval == 0 or (
+            s.bf_interval > 0 and now >= self._last_bf + s.bf_interval and self._dirty
+        )
+        if not self._changed and not cycle_due:
+            return []  # a pass of its own with nothing new: it would start nothing
+        self._changed = False
         started: list[tuple[Job, Any]] = []
         blocked: set[int] = set()
         tested = 0
@@ -449,12 +469,28 @@ class SLURM(Scheduler):
             res.take_now(job, alloc)
             self._started(job, now, "main")
             started.append((job, alloc))
-        if s.bf_interval == 0 or (s.bf_interval > 0 and now >= self._last_bf + s.bf_interval):
-            if self._dirty or s.bf_interval == 0:
-                self._backfill(now, res, started)
+        if cycle_due:
+            self._backfill(now, res, started)
         elif started:
             self._dirty = True
+        self._fits = self._any_fits(res, started)
         return started
+
+    def _any_fits(self, res: Resources, started: list[tuple[Job, Any]]) -> bool:
+        """True if a job still waiting fits on what is free now (a new order could start it),
+        looking at up to 64 distinct demands."""
+        done = {job for job, _ in started}
+        seen: set[Any] = set()
+        for job in self.queue:
+            demand = (job.size, job.demand)
+            if job in done or demand in seen:
+                continue
+            if res.could_start_now(job):
+                return True
+            seen.add(demand)
+            if len(seen) >= 64:
+                return True  # (not looked at further: as if it might)
+        return False
 
     def _backfill(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
         """One backfill cycle (see the module docstring).
@@ -617,7 +653,7 @@ class SLURM(Scheduler):
         wake = math.inf
         if self._dirty and s.bf_interval > 0:
             wake = max(self._last_bf + s.bf_interval, now)
-        if self._timed_priority and s.PriorityCalcPeriod > 0:
+        if self._timed_priority and s.PriorityCalcPeriod > 0 and self._fits:
             wake = min(wake, self._next_calc)
         return wake
 
