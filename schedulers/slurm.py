@@ -240,12 +240,13 @@ class SLURM(Scheduler):
         self._held_group: Counter[tuple[str, str]] = Counter()  # (qos, tres)
         self._jobs_of_user: Counter[int] = Counter()  # waiting and running
         self._next_calc = -math.inf
-        self._last_bf = -math.inf
         self._dirty = True
         #: Something changed since the last pass (a job arrived or ended, nodes, the order).
         self._changed = True
         #: After the last pass, a waiting job fitted on what was free.
         self._fits = False
+        #: Within a pass: demands that cannot start on what is free.
+        self._cannot: set[tuple[int, Any]] = set()
         self.decisions: list[tuple[Any, ...]] = []
         self._cycles = 0
         self._main_starts = 0
@@ -441,9 +442,9 @@ class SLURM(Scheduler):
         if now >= self._next_calc and (self._use_fairshare or self._timed_priority):
             self._recalculate(now)
         s = self.settings
-        cycle_due = s.bf_interval == 0 or (
-            s.bf_interval > 0 and now >= self._last_bf + s.bf_interval and self._dirty
-        )
+        step = s.bf_interval
+        # (cycles come every bf_interval from time 0; one with nothing new is not run)
+        cycle_due = step == 0 or (step > 0 and self._dirty and now % step == 0)
         if not self._changed and not cycle_due:
             return []  # a pass of its own with nothing new: it would start nothing
         self._changed = False
@@ -470,25 +471,36 @@ class SLURM(Scheduler):
             self._started(job, now, "main")
             started.append((job, alloc))
         if cycle_due:
-            self._backfill(now, res, started)
+            if self._any_fits(res, started):
+                self._backfill(now, res, started)
+            else:  # (a cycle in which no job fits on what is free starts nothing)
+                self._cycles += 1
+                self._dirty = False
         elif started:
             self._dirty = True
         self._fits = self._any_fits(res, started)
+        self._cannot.clear()
         return started
+
+    def _could_start_now(self, res: Resources, job: Job) -> bool:
+        """``res.could_start_now``, remembering within the pass the demands that cannot (what
+        is free only shrinks as the pass starts jobs)."""
+        demand = (job.size, job.demand)
+        if demand in self._cannot:
+            return False
+        if res.could_start_now(job):
+            return True
+        self._cannot.add(demand)
+        return False
 
     def _any_fits(self, res: Resources, started: list[tuple[Job, Any]]) -> bool:
         """True if a job still waiting fits on what is free now (a new order could start it),
         looking at up to 64 distinct demands."""
         done = {job for job, _ in started}
-        seen: set[Any] = set()
         for job in self.queue:
-            demand = (job.size, job.demand)
-            if job in done or demand in seen:
-                continue
-            if res.could_start_now(job):
+            if job not in done and self._could_start_now(res, job):
                 return True
-            seen.add(demand)
-            if len(seen) >= 64:
+            if len(self._cannot) >= 64:
                 return True  # (not looked at further: as if it might)
         return False
 
@@ -502,7 +514,6 @@ class SLURM(Scheduler):
         """
         s = self.settings
         self._cycles += 1
-        self._last_bf = now
         done = {job for job, _ in started}
         step = s.bf_resolution
         horizon = now + s.bf_window
@@ -527,7 +538,7 @@ class SLURM(Scheduler):
                 self._reason[job] = why
                 continue
             duration = math.ceil(job.estimate / step) * step
-            if not res.could_start_now(job):
+            if not self._could_start_now(res, job):
                 unplaced.append((job, duration))
                 continue
             for earlier, length in unplaced:  # (their reservations, in order, before this job)
@@ -651,8 +662,8 @@ class SLURM(Scheduler):
             return math.inf
         s = self.settings
         wake = math.inf
-        if self._dirty and s.bf_interval > 0:
-            wake = max(self._last_bf + s.bf_interval, now)
+        if self._dirty and s.bf_interval > 0 and self._fits:
+            wake = (math.floor(now / s.bf_interval) + 1) * s.bf_interval  # the next cycle
         if self._timed_priority and s.PriorityCalcPeriod > 0 and self._fits:
             wake = min(wake, self._next_calc)
         return wake
