@@ -189,8 +189,9 @@ class SLURM(Scheduler):
         bf_job_part_count_reserve: int | None = None,
     ) -> None:
         super().__init__()
-        given = {key: value for key, value in locals().items() if key in SETTINGS}
+        given = {k: v for k, v in locals().items() if k in SETTINGS and v is not None}
         self._files = {"conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos}
+        self._given = given
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
         #: What the configuration files hold that sitesim does not model, each once.
@@ -286,8 +287,10 @@ class SLURM(Scheduler):
         return table.associations
 
     def params(self) -> dict[str, Any]:
+        """The files and the settings given (those of ``conf`` are read from it again)."""
         files = {key: value for key, value in self._files.items() if value is not None}
-        return {**files, **self.settings.changed()}
+        given = SlurmSettings.build(self._given).changed()
+        return {**files, **{key: value for key, value in given.items() if key in self._given}}
 
     def on_site(self, platform: Platform) -> None:
         partitions = []
@@ -674,6 +677,7 @@ class SLURM(Scheduler):
 
     def stats(self) -> dict[str, Any]:
         return {
+            "settings": self.settings.changed(),
             **({"not_modelled": list(self.warnings)} if self.warnings else {}),
             "backfill_cycles": self._cycles,
             "started_by_main": self._main_starts,
