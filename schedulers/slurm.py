@@ -84,6 +84,11 @@ class Resources(Protocol):
     def could_start_now(self, job: Job) -> bool:
         """False if the job cannot start now even with no reservation in its way."""
 
+    def first_release(self) -> float:
+        """The first time after now that resources come back (a running job's or a job
+        started in this pass's time limit, a maintenance window's end): no job that cannot
+        start now can start before it."""
+
     def take_now(self, job: Job, alloc: Any) -> None:
         """The job starts now on ``alloc``."""
 
@@ -102,9 +107,13 @@ class ProcResources:
         self.ends: list[tuple[float, int, int]] = []
         self.profile: AvailabilityProfile | None = None
         self.last: Any = None
+        self.soonest = math.inf  # (the first end of a job started in this pass)
 
     def could_start_now(self, job: Job) -> bool:
         return job.size <= self.free
+
+    def first_release(self) -> float:
+        return min(self.running[0][0], self.soonest) if self.running else self.soonest
 
     def part(self, job: Job) -> int:
         return 0
@@ -116,6 +125,7 @@ class ProcResources:
 
     def take_now(self, job: Job, alloc: Any) -> None:
         self.free -= alloc
+        self.soonest = min(self.soonest, self.now + job.estimate)
         if self.profile is None:
             insort(self.ends, (self.now + job.estimate, job.id, alloc))
         else:
@@ -132,6 +142,7 @@ class ProcResources:
         self.profile.take(start, alloc, duration)
         if start <= self.now:
             self.free -= alloc
+            self.soonest = min(self.soonest, start + duration)
 
 
 class SlurmConfigWarning(UserWarning):
@@ -510,10 +521,11 @@ class SLURM(Scheduler):
     def _backfill(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
         """One backfill cycle (see the module docstring).
 
-        A job's reservation only matters to the jobs after it that could start now, so each is
-        placed when the first such job comes (in order: the same plan), and none is placed in
-        a cycle where no job could start now even without reservations (most cycles on a busy
-        machine): nothing a cycle plans outlives it.
+        A job's reservation only matters to the jobs after it that could start now and run
+        past the first time resources come back (no reservation can start before it), so
+        each is placed when the first such job comes (in order: the same plan), and none in a
+        cycle where no job needs them (most cycles on a busy machine): nothing a cycle plans
+        outlives it.
         """
         s = self.settings
         self._cycles += 1
@@ -544,9 +556,11 @@ class SLURM(Scheduler):
             if not self._could_start_now(res, job):
                 unplaced.append((job, duration))
                 continue
-            for earlier, length in unplaced:  # (their reservations, in order, before this job)
-                self._reserve(earlier, length, now, horizon, res, reserved)
-            unplaced.clear()
+            if unplaced and now + duration > res.first_release():
+                for earlier, length in unplaced:  # (their reservations, in order, first)
+                    self._reserve(earlier, length, now, horizon, res, reserved)
+                unplaced.clear()
+            # (else the job ends before any of theirs can start: they may wait)
             if not reserved:  # nothing reserved in its way: it starts if it fits now
                 where = res.fits_now(job)
                 if where is not None:
