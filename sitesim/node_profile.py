@@ -25,7 +25,8 @@ free in the job's partition, a necessary condition, so the exact test runs once 
 from __future__ import annotations
 
 import math
-from bisect import bisect_right, insort
+from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -132,6 +133,29 @@ class NodeProfile:
                 state.memory[:] += np.bincount(nodes[:end], memory[:end], n).astype(np.int64)
         return state
 
+    def _walk(self) -> Callable[[float], Free]:
+        """:meth:`state_at` for ascending times, each state from the last one plus the
+        changes in between (the state returned is reused: read it before the next call)."""
+        state = self.base.copy()
+        table = self._table_by_end() if self.table is not None else None
+        flat = self._flatten() if self._times else None
+        done = [0, 0]  # rows of the table, entries of the changes, applied
+
+        def at(t: float) -> Free:
+            if table is not None:
+                k = int(np.searchsorted(table[0], t, side="right"))
+                if k > done[0]:
+                    _add_rows(state, table[1:], done[0], k)
+                    done[0] = k
+            if flat is not None:
+                end = int(np.searchsorted(flat[0], bisect_right(self._times, t)))
+                if end > done[1]:
+                    _add_rows(state, flat[1:], done[1], end)
+                    done[1] = end
+            return state
+
+        return at
+
     def _new_taking(self, time: float, alloc: Alloc) -> _Taking:
         state = self.state_at(time)  # (the change itself included)
         nodes = alloc.nodes
@@ -141,8 +165,10 @@ class NodeProfile:
     def _window(self, state: Free, start: float, end: float) -> Free:
         """``state`` (free at ``start``) lowered to what stays free until ``end``."""
         low = None
-        for taking in self._taking:
-            if start < taking.time < end:
+        takings = self._taking  # (by time)
+        first = bisect_right(takings, start, key=_time)
+        for taking in takings[first : bisect_left(takings, end, first, key=_time)]:
+            if start < taking.time:
                 if low is None:
                     low = state.copy()
                 nodes = taking.alloc.nodes
@@ -157,7 +183,7 @@ class NodeProfile:
         """Where ``demand`` can start now and run ``duration`` seconds without touching a
         reservation, or None."""
         end = self.now + duration
-        held = sum(1 for taking in self._taking if taking.time < end)  # (they are after now)
+        held = bisect_left(self._taking, end, key=_time)  # (those before it; all after now)
         window = self._now_windows.get(held)
         if window is None:
             window = self._now_windows[held] = self._window(self.base, self.now, end)
@@ -172,8 +198,9 @@ class NodeProfile:
         if alloc is not None:
             return now, alloc
         times, level = self._levels(demand.part)
+        state_at = self._walk()
         for t in times[level >= demand.cores].tolist():
-            state = self._window(self.state_at(t), t, t + duration)
+            state = self._window(state_at(t), t, t + duration)
             alloc = place(self.parts, demand, state, free_now)
             if alloc is not None:
                 return t, alloc
@@ -247,7 +274,7 @@ class NodeProfile:
         else:
             self._add(start, -1, alloc)
             taking = self._new_taking(start, alloc)
-            insort(self._taking, taking, key=lambda x: x.time)
+            insort(self._taking, taking, key=_time)
         self._add(end, 1, alloc)
 
     def _add(self, time: float, sign: int, alloc: Alloc) -> None:
@@ -267,3 +294,21 @@ def _lower(taking: _Taking, alloc: Alloc) -> None:
         after.cores[here] -= alloc.cores[there]
         after.gpus[here] -= alloc.gpus[there]
         after.memory[here] -= alloc.memory[there]
+
+
+def _add_rows(state: Free, rows: tuple[Any, ...], start: int, stop: int) -> None:
+    """Add rows ``start:stop`` of ``(nodes, cores, GPUs, memory)`` (GPUs or memory None: none)
+    to ``state``."""
+    nodes = rows[0][start:stop]
+    for target, values in zip(state, rows[1:], strict=True):
+        if values is None:
+            continue
+        part = values[start:stop]
+        if len(part) > 256:
+            target += np.bincount(nodes, part, len(target)).astype(np.int64)
+        else:
+            np.add.at(target, nodes, part)
+
+
+def _time(taking: _Taking) -> float:
+    return taking.time
