@@ -164,19 +164,23 @@ class NodeProfile:
 
     def _window(self, state: Free, start: float, end: float) -> Free:
         """``state`` (free at ``start``) lowered to what stays free until ``end``."""
-        low = None
         takings = self._taking  # (by time)
         first = bisect_right(takings, start, key=_time)
-        for taking in takings[first : bisect_left(takings, end, first, key=_time)]:
-            if start < taking.time:
-                if low is None:
-                    low = state.copy()
-                nodes = taking.alloc.nodes
-                after = taking.after
-                low.cores[nodes] = np.minimum(low.cores[nodes], after.cores)
-                low.gpus[nodes] = np.minimum(low.gpus[nodes], after.gpus)
-                low.memory[nodes] = np.minimum(low.memory[nodes], after.memory)
-        return state if low is None else low
+        inside = takings[first : bisect_left(takings, end, first, key=_time)]
+        if not inside:
+            return state
+        low = state.copy()
+        if len(inside) == 1:
+            (taking,) = inside
+            nodes, after = taking.alloc.nodes, taking.after
+            low.cores[nodes] = np.minimum(low.cores[nodes], after.cores)
+            low.gpus[nodes] = np.minimum(low.gpus[nodes], after.gpus)
+            low.memory[nodes] = np.minimum(low.memory[nodes], after.memory)
+            return low
+        nodes = np.concatenate([taking.alloc.nodes for taking in inside])
+        for k, target in enumerate(low):  # (cores, GPUs, memory: each node's lowest)
+            np.minimum.at(target, nodes, np.concatenate([t.after[k] for t in inside]))
+        return low
 
     # -- questions -------------------------------------------------------------------------
     def fits_now(self, demand: Demand, duration: float) -> Alloc | None:
