@@ -376,10 +376,12 @@ class SLURM(Scheduler):
             table.pop(job, None)
 
     # -- priorities --------------------------------------------------------------------------
-    def _compute(self, job: Job, now: float) -> int:
+    def _compute(self, job: Job, now: float, fs: float | None = None) -> int:
+        """The job's priority at ``now`` (``fs``: its user's fairshare factor, if known)."""
         mf = self.multifactor
         assert mf is not None
-        fs = self.fairshare.factor(job.user) if self._use_fairshare else 0.0
+        if fs is None:
+            fs = self.fairshare.factor(job.user) if self._use_fairshare else 0.0
         waited = now - job.submit
         self._factors[job] = (mf.age(waited), fs)
         return mf.priority(self._static[job][0], waited, fs)
@@ -392,8 +394,14 @@ class SLURM(Scheduler):
         if self._use_fairshare:
             self.fairshare.advance(at)
         if self._timed_priority and self.queue:
-            for job in self.queue:
-                self._priority[job] = self._compute(job, at)
+            queue = self.queue
+            factor: dict[int, float] = {}
+            if self._use_fairshare:
+                users = list({job.user for job in queue})
+                factor = dict(zip(users, self.fairshare.factors(users).tolist(), strict=True))
+            priority, compute = self._priority, self._compute
+            for job in queue:
+                priority[job] = compute(job, at, factor.get(job.user, 0.0))
             self.queue.sort(key=self._key)
             self._dirty = True
         self._next_calc = at + period if period else now

@@ -198,17 +198,33 @@ class Associations:
         return cls.build(account_rows, user_rows, where)
 
     def with_users(self, users: Iterable[int]) -> Associations:
-        """This tree with every user of ``users`` not in it added as its own account."""
+        """This tree with every user of ``users`` not in it added as its own account (named
+        as :meth:`account_of` says) under root with one share."""
         missing = [user for user in users if user not in self.users]
         if not missing:
             return self
-        extra = Associations.flat(missing)
-        return Associations({**self.accounts, **extra.accounts}, {**self.users, **extra.users})
+        accounts = dict(self.accounts)
+        members = dict(self.users)
+        for user in missing:
+            name = own_account(user, accounts)
+            accounts[name] = (ROOT, 1.0)
+            members[user] = (name, 1.0)
+        return Associations(accounts, members)
 
     def account_of(self, user: int) -> str:
-        """The account a user's jobs are charged to (its own ``u<id>`` if not listed)."""
+        """The account a user's jobs are charged to (if not listed, its own: ``u<id>``, with
+        ``_`` appended while the tree already has an account of that name)."""
         found = self.users.get(user)
-        return found[0] if found is not None else f"u{user}"
+        return found[0] if found is not None else own_account(user, self.accounts)
+
+
+def own_account(user: int, accounts: Mapping[str, Any]) -> str:
+    """The name of the account of its own a user not in a tree gets: ``u<id>``, with ``_``
+    appended while ``accounts`` already has one of that name."""
+    name = f"u{user}"
+    while name in accounts:
+        name += "_"
+    return name
 
 
 def _shares(value: Any, where: str, key: str) -> float:

@@ -181,10 +181,10 @@ def _convert(key: str, raw: Any, where: str) -> Any:
                 value = math.nan
         if key == "bf_interval" and value == -1:
             return -1.0  # (as Slurm: no backfill scheduler)
-        low = 1.0 if key in ("bf_window", "bf_resolution") else 0.0  # (a float)
-        if not (value >= low and math.isfinite(value)):
+        least = 1.0 if key in ("bf_window", "bf_resolution") else 0.0
+        if not (value >= least and math.isfinite(value)):
             unit = "minutes" if key in _MINUTES else "seconds"
-            raise ConfigError(f"{where}: must be a number of {unit} >= {low:g}, got {raw!r}")
+            raise ConfigError(f"{where}: must be a number of {unit} >= {least:g}, got {raw!r}")
         return value * 60 if key in _MINUTES else value
     if key in _DURATIONS:
         try:

@@ -264,7 +264,11 @@ def test_a_pool_sweep_stops_within_two_seconds_and_resumes(
     assert status == 130
     assert not left, f"pool workers left running: {command.described(left)}"
     assert stderr.strip() == "sitesim: interrupted"
-    assert len(folders(out)) <= command.published + 2, "runs went on after the interrupt"
+    # Runs finished before the signal are kept, and the parent may not have published them
+    # yet: a busy host can starve it while its two workers finish the run each holds and the
+    # three the pool had queued for them (its call queue holds workers + 1): at most 5. A
+    # pool that went on after the signal would finish all 24.
+    assert len(folders(out)) <= command.published + 5, "runs went on after the interrupt"
     assert_nothing_half_written(out)
     resume_and_compare(tmp_path, uninterrupted, "--workers", "2")
 
