@@ -33,6 +33,7 @@ import math
 import warnings
 from bisect import insort
 from collections import Counter
+from operator import is_
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -74,8 +75,19 @@ class Resources(Protocol):
     def part(self, job: Job) -> int:
         """The job's partition (0 on processors)."""
 
+    #: Where the job :meth:`SLURM._reserve` last started is (set by the scheduler).
+    last: Any
+
     def fits_now(self, job: Job) -> Any | None:
         """Where the job would start now on what is free (None: it does not fit)."""
+
+    def could_start_now(self, job: Job) -> bool:
+        """False if the job cannot start now even with no reservation in its way."""
+
+    def first_release(self) -> float:
+        """The first time after now that resources come back (a running job's or a job
+        started in this pass's time limit, a maintenance window's end): no job that cannot
+        start now can start before it."""
 
     def take_now(self, job: Job, alloc: Any) -> None:
         """The job starts now on ``alloc``."""
@@ -94,6 +106,14 @@ class ProcResources:
         self.now, self.free, self.running = now, free, running
         self.ends: list[tuple[float, int, int]] = []
         self.profile: AvailabilityProfile | None = None
+        self.last: Any = None
+        self.soonest = math.inf  # (the first end of a job started in this pass)
+
+    def could_start_now(self, job: Job) -> bool:
+        return job.size <= self.free
+
+    def first_release(self) -> float:
+        return min(self.running[0][0], self.soonest) if self.running else self.soonest
 
     def part(self, job: Job) -> int:
         return 0
@@ -104,8 +124,9 @@ class ProcResources:
         return job.size if self.profile.earliest(job.size, job.estimate) <= self.now else None
 
     def take_now(self, job: Job, alloc: Any) -> None:
+        self.free -= alloc
+        self.soonest = min(self.soonest, self.now + job.estimate)
         if self.profile is None:
-            self.free -= alloc
             insort(self.ends, (self.now + job.estimate, job.id, alloc))
         else:
             self.profile.take(self.now, alloc, job.estimate)
@@ -119,6 +140,9 @@ class ProcResources:
     def reserve(self, start: float, duration: float, alloc: Any) -> None:
         assert self.profile is not None
         self.profile.take(start, alloc, duration)
+        if start <= self.now:
+            self.free -= alloc
+            self.soonest = min(self.soonest, start + duration)
 
 
 class SlurmConfigWarning(UserWarning):
@@ -176,8 +200,9 @@ class SLURM(Scheduler):
         bf_job_part_count_reserve: int | None = None,
     ) -> None:
         super().__init__()
-        given = {key: value for key, value in locals().items() if key in SETTINGS}
+        given = {k: v for k, v in locals().items() if k in SETTINGS and v is not None}
         self._files = {"conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos}
+        self._given = given
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
         #: What the configuration files hold that sitesim does not model, each once.
@@ -227,8 +252,13 @@ class SLURM(Scheduler):
         self._held_group: Counter[tuple[str, str]] = Counter()  # (qos, tres)
         self._jobs_of_user: Counter[int] = Counter()  # waiting and running
         self._next_calc = -math.inf
-        self._last_bf = -math.inf
         self._dirty = True
+        #: Something changed since the last pass (a job arrived or ended, nodes, the order).
+        self._changed = True
+        #: After the last pass, a waiting job fitted on what was free.
+        self._fits = False
+        #: Within a pass: demands that cannot start on what is free.
+        self._cannot: set[tuple[int, Any]] = set()
         self.decisions: list[tuple[Any, ...]] = []
         self._cycles = 0
         self._main_starts = 0
@@ -268,8 +298,10 @@ class SLURM(Scheduler):
         return table.associations
 
     def params(self) -> dict[str, Any]:
+        """The files and the settings given (those of ``conf`` are read from it again)."""
         files = {key: value for key, value in self._files.items() if value is not None}
-        return {**files, **self.settings.changed()}
+        given = SlurmSettings.build(self._given).changed()
+        return {**files, **{key: value for key, value in given.items() if key in self._given}}
 
     def on_site(self, platform: Platform) -> None:
         partitions = []
@@ -351,7 +383,7 @@ class SLURM(Scheduler):
         self._factors[job] = (0.0, 0.0)
         self._priority[job] = self._compute(job, now)
         insort(self.queue, job, key=self._key)
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def _key(self, job: Job) -> tuple[int, float, int]:
         return (-self._priority[job], job.submit, job.id)
@@ -359,17 +391,17 @@ class SLURM(Scheduler):
     def job_ended(self, job: Job, now: float) -> None:
         self._stopped(job, now)
         self._jobs_of_user[job.user] -= 1
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def withdraw(self, jobs: list[Job]) -> None:
         super().withdraw(jobs)
         for job in jobs:
             self._forget(job)
             self._jobs_of_user[job.user] -= 1
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def nodes_changed(self) -> None:
-        self._dirty = True
+        self._dirty = self._changed = True
 
     def _forget(self, job: Job) -> None:
         for table in (self._static, self._priority, self._factors, self._reason):
@@ -388,7 +420,7 @@ class SLURM(Scheduler):
 
     def _recalculate(self, now: float) -> None:
         """Slurm's decay thread: usage and priorities as of the last PriorityCalcPeriod
-        boundary (or now, with a period of 0)."""
+        boundary (or now, with a period of 0); a new order of the queue is a change."""
         period = self.settings.PriorityCalcPeriod
         at = now if period == 0 else math.floor(now / period) * period
         if self._use_fairshare:
@@ -399,11 +431,20 @@ class SLURM(Scheduler):
             if self._use_fairshare:
                 users = list({job.user for job in queue})
                 factor = dict(zip(users, self.fairshare.factors(users).tolist(), strict=True))
-            priority, compute = self._priority, self._compute
-            for job in queue:
-                priority[job] = compute(job, at, factor.get(job.user, 0.0))
-            self.queue.sort(key=self._key)
-            self._dirty = True
+            mf = self.multifactor
+            assert mf is not None
+            priority, factors, static = self._priority, self._factors, self._static
+            w_age, w_fs, max_age = mf.w_age, mf.w_fs, mf.max_age
+            for job in queue:  # (mf.priority, inlined: every waiting job, every period)
+                age = (at - job.submit) / max_age
+                age = 0.0 if age < 0.0 else (1.0 if age > 1.0 else age)
+                fs = factor.get(job.user, 0.0)
+                factors[job] = (age, fs)
+                priority[job] = int(static[job][0] + w_age * age + w_fs * fs)
+            before = list(queue)
+            queue.sort(key=self._key)
+            if not all(map(is_, before, queue)):
+                self._dirty = self._changed = True  # a new order: a cycle may start others
         self._next_calc = at + period if period else now
 
     # -- the pass ----------------------------------------------------------------------------
@@ -415,6 +456,12 @@ class SLURM(Scheduler):
         if now >= self._next_calc and (self._use_fairshare or self._timed_priority):
             self._recalculate(now)
         s = self.settings
+        step = s.bf_interval
+        # (cycles come every bf_interval from time 0; one with nothing new is not run)
+        cycle_due = step == 0 or (step > 0 and self._dirty and now % step == 0)
+        if not self._changed and not cycle_due:
+            return []  # a pass of its own with nothing new: it would start nothing
+        self._changed = False
         started: list[tuple[Job, Any]] = []
         blocked: set[int] = set()
         tested = 0
@@ -437,23 +484,58 @@ class SLURM(Scheduler):
             res.take_now(job, alloc)
             self._started(job, now, "main")
             started.append((job, alloc))
-        if s.bf_interval == 0 or (s.bf_interval > 0 and now >= self._last_bf + s.bf_interval):
-            if self._dirty or s.bf_interval == 0:
+        if cycle_due:
+            if self._any_fits(res, started):
                 self._backfill(now, res, started)
+            else:  # (a cycle in which no job fits on what is free starts nothing)
+                self._cycles += 1
+                self._dirty = False
         elif started:
             self._dirty = True
+        self._fits = self._any_fits(res, started)
+        self._cannot.clear()
         return started
 
+    def _could_start_now(self, res: Resources, job: Job) -> bool:
+        """``res.could_start_now``, remembering within the pass the demands that cannot (what
+        is free only shrinks as the pass starts jobs)."""
+        demand = (job.size, job.demand)
+        if demand in self._cannot:
+            return False
+        if res.could_start_now(job):
+            return True
+        self._cannot.add(demand)
+        return False
+
+    def _any_fits(self, res: Resources, started: list[tuple[Job, Any]]) -> bool:
+        """True if a job still waiting fits on what is free now (a new order could start it),
+        looking at up to 64 distinct demands."""
+        done = {job for job, _ in started}
+        for job in self.queue:
+            if job not in done and self._could_start_now(res, job):
+                return True
+            if len(self._cannot) >= 64:
+                return True  # (not looked at further: as if it might)
+        return False
+
     def _backfill(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
+        """One backfill cycle (see the module docstring).
+
+        A job's reservation only matters to the jobs after it that could start now and run
+        past the first time resources come back (no reservation can start before it), so
+        each is placed when the first such job comes (in order: the same plan), and none in a
+        cycle where no job needs them (most cycles on a busy machine): nothing a cycle plans
+        outlives it.
+        """
         s = self.settings
         self._cycles += 1
-        self._last_bf = now
         done = {job for job, _ in started}
         step = s.bf_resolution
         horizon = now + s.bf_window
         tested = 0
         per_user: Counter[int] = Counter()
         reserved: Counter[int] = Counter()
+        unplaced: list[tuple[Job, float]] = []  # jobs tested that wait for their reservation
         limit_hit = False
         starts_before = len(started)
         for job in self.queue:
@@ -471,21 +553,53 @@ class SLURM(Scheduler):
                 self._reason[job] = why
                 continue
             duration = math.ceil(job.estimate / step) * step
-            start, where = res.earliest(job, duration)
-            if where is None:
+            if not self._could_start_now(res, job):
+                unplaced.append((job, duration))
                 continue
-            part = res.part(job)
-            if start <= now:
-                res.reserve(now, duration, where)
+            if unplaced and now + duration > res.first_release():
+                for earlier, length in unplaced:  # (their reservations, in order, first)
+                    self._reserve(earlier, length, now, horizon, res, reserved)
+                unplaced.clear()
+            # (else the job ends before any of theirs can start: they may wait)
+            if not reserved:  # nothing reserved in its way: it starts if it fits now
+                where = res.fits_now(job)
+                if where is not None:
+                    res.take_now(job, where)
+            elif self._reserve(job, duration, now, horizon, res, reserved):
+                where = res.last
+            else:
+                where = None
+            if where is not None:
                 self._started(job, now, "backfill")
                 started.append((job, where))
                 done.add(job)
-            elif start < horizon and not (
-                s.bf_job_part_count_reserve and reserved[part] >= s.bf_job_part_count_reserve
-            ):
-                reserved[part] += 1
-                res.reserve(start, duration, where)
         self._dirty = limit_hit and len(started) > starts_before
+
+    def _reserve(
+        self,
+        job: Job,
+        duration: float,
+        now: float,
+        horizon: float,
+        res: Resources,
+        reserved: Counter[int],
+    ) -> bool:
+        """Place ``job`` in the cycle's plan: True if it starts now (its resources in
+        ``res.last``); else it holds a reservation if one is due (within the window, under
+        the partition's count)."""
+        start, where = res.earliest(job, duration)
+        if where is None:
+            return False
+        if start <= now:
+            res.reserve(now, duration, where)
+            res.last = where
+            return True
+        limit = self.settings.bf_job_part_count_reserve
+        part = res.part(job)
+        if start < horizon and not (limit and reserved[part] >= limit):
+            reserved[part] += 1
+            res.reserve(start, duration, where)
+        return False
 
     # -- QOS ---------------------------------------------------------------------------------
     def _qos_name(self, job: Job) -> str:
@@ -565,9 +679,9 @@ class SLURM(Scheduler):
             return math.inf
         s = self.settings
         wake = math.inf
-        if self._dirty and s.bf_interval > 0:
-            wake = max(self._last_bf + s.bf_interval, now)
-        if self._timed_priority and s.PriorityCalcPeriod > 0:
+        if self._dirty and s.bf_interval > 0 and self._fits:
+            wake = (math.floor(now / s.bf_interval) + 1) * s.bf_interval  # the next cycle
+        if self._timed_priority and s.PriorityCalcPeriod > 0 and self._fits:
             wake = min(wake, self._next_calc)
         return wake
 
@@ -577,6 +691,7 @@ class SLURM(Scheduler):
 
     def stats(self) -> dict[str, Any]:
         return {
+            "settings": self.settings.changed(),
             **({"not_modelled": list(self.warnings)} if self.warnings else {}),
             "backfill_cycles": self._cycles,
             "started_by_main": self._main_starts,

@@ -350,13 +350,15 @@ class SlurmNodes:
     free on the nodes now, and from its first backfill question on, a profile of them with
     the running jobs' time limits and the maintenance windows."""
 
-    __slots__ = ("ended", "node_pass", "now", "profile", "work")
+    __slots__ = ("ended", "last", "node_pass", "now", "profile", "soonest", "work")
 
     def __init__(self, node_pass: NodePass, now: float) -> None:
         self.node_pass, self.now = node_pass, now
         self.work = node_pass.machine.free.copy()
         self.ended: list[tuple[float, int, Alloc]] = []
         self.profile: NodeProfile | None = None
+        self.last: Alloc | None = None
+        self.soonest = math.inf  # (the first end of a job started in this pass)
         if node_pass._windows:  # (a job must not run into a window on its nodes)
             self.profile = node_pass._profile(now, self.work, [], math.inf)
 
@@ -368,11 +370,25 @@ class SlurmNodes:
             return place(self.node_pass.parts, job.demand, self.work)
         return self.profile.fits_now(job.demand, job.estimate)
 
+    def could_start_now(self, job: Job) -> bool:
+        return place(self.node_pass.parts, job.demand, self.work) is not None
+
+    def first_release(self) -> float:
+        running = self.node_pass.machine.running
+        first = min(running[0][0], self.soonest) if running else self.soonest
+        for down, up, _ in self.node_pass._windows:  # (those under way give nodes back)
+            if down > self.now:
+                break
+            if up > self.now:
+                first = min(first, up)
+        return first
+
     def take_now(self, job: Job, alloc: Alloc) -> None:
+        self.soonest = min(self.soonest, self.now + job.estimate)
         if self.profile is None:
             self.work.take(alloc)
             self.ended.append((self.now + job.estimate, 1, alloc))
-        else:
+        else:  # (the profile's free-now state is ``work``)
             self.profile.reserve(self.now, job.estimate, alloc)
 
     def earliest(self, job: Job, duration: float) -> tuple[float, Alloc | None]:
@@ -383,3 +399,5 @@ class SlurmNodes:
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         assert self.profile is not None
         self.profile.reserve(start, duration, alloc)
+        if start <= self.now:
+            self.soonest = min(self.soonest, start + duration)

@@ -97,3 +97,19 @@ def test_slurm_keeps_the_basic_invariants(workload: Workload, limits: dict[str, 
     assert max_busy(rec) <= procs
     assert (rec["start"] >= rec["submit"]).all()
     assert np.isin(rec["state"], [JobState.COMPLETED, JobState.KILLED]).all()
+
+
+class EveryCycle(SLURM):
+    """SLURM that never judges a backfill cycle or a recomputation useless: it runs every
+    cycle that is due and wakes for every one."""
+
+    def _any_fits(self, res: Any, started: Any) -> bool:
+        return True
+
+
+@given(workloads(max_jobs=40), st.sampled_from([30, 600]))
+def test_cycles_that_could_start_nothing_are_skipped_exactly(workload: Workload, step: int) -> None:
+    procs, jobs = workload
+    settings: dict[str, Any] = {"bf_interval": step, "PriorityWeightAge": 1000,
+                                "PriorityWeightJobSize": 100, "PriorityCalcPeriod": 1}  # fmt: skip
+    assert starts(jobs, procs, SLURM(**settings)) == starts(jobs, procs, EveryCycle(**settings))
