@@ -30,7 +30,7 @@ def quick(name: str, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]
 
 TESTED = {"validate_users", "open_vs_closed", "violations", "load_curves", "feedback_replay",
           "teaching_demo", "creasy_study", "utility_lee_snavely", "utility_robustness",
-          "utility_site", "microeconomic", "dynp", "maintenance"}  # fmt: skip
+          "utility_site", "microeconomic", "dynp", "maintenance", "fairshare"}  # fmt: skip
 
 
 def test_every_scenario_is_tested():
@@ -390,3 +390,36 @@ def test_dynp_whole_ctc_quick(tmp_path):
     assert len({r["jobs"] for r in part["runs"]}) == 1
     check_cases(part)
     assert "part1" not in data and "part2" not in data
+
+
+def test_fairshare_quick(tmp_path):
+    data = quick("fairshare", tmp_path)
+    groups = ("heavy", "light", "all")
+    configs = [tuple(c) for c in data["configs"]]
+    assert len(configs) == 10 and configs[0] == (0, "-")
+    assert {w for w, _ in configs} == {0, 1000, 10000, 100000}
+    rows = [r for r in data["runs"] if r["unit"] in groups]
+    assert len(rows) == 2 * 10 * 2 * 3  # closed and open x configurations x seeds x groups
+    run_of = {(r["model"], r["unit"], r["weight"], r["half_life"], r["seed"]): r
+              for r in data["runs"]}  # fmt: skip
+    for seed in data["seeds"]:
+        for unit in groups:
+            # the weight-0 trace replayed under its own configuration is its own run
+            closed, open_ = run_of["closed", unit, 0, "-", seed], run_of["open", unit, 0, "-", seed]
+            for metric in ("jobs_per_hour", "wait_mean_min", "response_mean_min", "core_hours"):
+                assert open_[metric] == closed[metric], (seed, unit, metric)
+        for model in ("closed", "open"):
+            for w, h in configs:  # every account in one group: the groups add up
+                jobs = {u: run_of[model, u, w, h, seed]["jobs"] for u in groups}
+                assert jobs["heavy"] + jobs["light"] == jobs["all"]
+    # the open replay keeps every job of the trace, whatever the weight: its jobs an hour cannot
+    # change; it has no sessions
+    opened = [r for r in data["changes"] if r["model"] == "open"]
+    assert len(opened) == 9 * (len(data["means"]) // 20)
+    assert all(r["jobs_per_hour"] == 0.0 for r in opened)
+    assert all(r["sessions"] is None for r in opened)  # NaN, written as null
+    # the same jobs, the heavy accounts over their share: fairshare moves waiting onto them
+    wait = {u: sum(r["wait_mean_min"] for r in opened if r["unit"] == u) for u in groups[:2]}
+    assert wait["heavy"] > wait["light"]
+    assert {(r["weight"], r["half_life"]) for r in data["gap"]} == set(configs[1:])
+    assert (tmp_path / "fairshare.png").exists()
