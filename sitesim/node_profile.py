@@ -61,8 +61,8 @@ class NodeProfile:
     """
 
     __slots__ = (
-        "_allocs", "_flat", "_now_windows", "_signs", "_sorted", "_taking", "_times", "base",
-        "now", "parts", "table",
+        "_allocs", "_flat", "_now_windows", "_part_cores", "_signs", "_sorted", "_table_cores",
+        "_taking", "_times", "base", "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -83,6 +83,9 @@ class NodeProfile:
         self._signs = [c[1] for c in changes]
         self._allocs = [c[2] for c in changes]
         self._flat: tuple[np.ndarray, ...] | None = None
+        #: Per partition: each change's signed cores in it, and the running jobs' cumulated.
+        self._part_cores: dict[int, list[int]] = {}
+        self._table_cores: dict[int, np.ndarray] = {}
         #: Windows from now, by how many taking changes they hold (until the next change).
         self._now_windows: dict[int, Free] = {}
         self._taking: list[_Taking] = []
@@ -229,14 +232,19 @@ class NodeProfile:
         member = self.parts.member[part]
         base = int(self.base.cores[self.parts.nodes[part]].sum())
         extra_times = np.array(self._times)
-        extra = [
-            sign * int(a.cores[member[a.nodes]].sum())
-            for sign, a in zip(self._signs, self._allocs, strict=True)
-        ]
+        extra = self._part_cores.get(part)
+        if extra is None:  # (kept up to date as changes are added)
+            extra = self._part_cores[part] = [
+                sign * int(a.cores[member[a.nodes]].sum())
+                for sign, a in zip(self._signs, self._allocs, strict=True)
+            ]
         if self.table is not None:
             ends, nodes, cores, _, _ = self._table_by_end()
             times = np.unique(np.concatenate([ends, extra_times]))
-            inside = np.concatenate([[0], np.cumsum(cores * member[nodes])])
+            inside = self._table_cores.get(part)
+            if inside is None:
+                inside = np.concatenate([[0], np.cumsum(cores * member[nodes])])
+                self._table_cores[part] = inside
             level = base + inside[np.searchsorted(ends, times, side="right")]
         else:
             times = np.unique(extra_times)
@@ -287,6 +295,9 @@ class NodeProfile:
         self._signs.insert(k, sign)
         self._allocs.insert(k, alloc)
         self._flat = None
+        member = self.parts.member
+        for part, extra in self._part_cores.items():
+            extra.insert(k, sign * int(alloc.cores[member[part][alloc.nodes]].sum()))
 
 
 def _lower(taking: _Taking, alloc: Alloc) -> None:
