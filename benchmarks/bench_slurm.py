@@ -5,8 +5,8 @@
   with fairshare (PriorityWeightFairshare=10000, PriorityWeightAge=1000) and Slurm's backfill
   defaults (target: one year <= 30 s).
 - CEA-Curie (``../shared/traces/CEA-Curie-2011-2.1-cln.swf.gz``, its first ``--jobs`` job
-  lines; 0: the whole trace, 312,826 lines) on its shipped platform under the same SLURM
-  settings (target: the whole trace <= 60 s).
+  lines, 20,000 by default; 0: the whole trace, 312,826 lines, which takes hours today) on its
+  shipped platform under the same SLURM settings (target: the whole trace <= 60 s).
 - SDSC-SP2 on 128 processors under SLURM with Slurm's defaults and as EASY
   (``bf_job_part_count_reserve=1``, a cycle every pass), beside EASY itself.
 
@@ -117,7 +117,9 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=250)
     parser.add_argument("--days", type=float, default=91.0)
     parser.add_argument("--accounts", default="5x20,30x5")
-    parser.add_argument("--jobs", type=int, default=0, help="Curie job lines (0: all)")
+    parser.add_argument(
+        "--jobs", type=int, default=20_000, help="Curie job lines (0: all; hours today)"
+    )
     parser.add_argument("--skip-curie", action="store_true")
     args = parser.parse_args()
     sdsc()
