@@ -75,9 +75,6 @@ class Resources(Protocol):
     def part(self, job: Job) -> int:
         """The job's partition (0 on processors)."""
 
-    #: Where the job :meth:`SLURM._reserve` last started is (set by the scheduler).
-    last: Any
-
     def fits_now(self, job: Job) -> Any | None:
         """Where the job would start now on what is free (None: it does not fit)."""
 
@@ -106,7 +103,6 @@ class ProcResources:
         self.now, self.free, self.running = now, free, running
         self.ends: list[tuple[float, int, int]] = []
         self.profile: AvailabilityProfile | None = None
-        self.last: Any = None
         self.soonest = math.inf  # (the first end of a job started in this pass)
 
     def could_start_now(self, job: Job) -> bool:
@@ -380,7 +376,6 @@ class SLURM(Scheduler):
             nodes, cores, gpus, memory, job.estimate, self._part(job), self._qos_name(job)
         )
         self._static[job] = (mf.static_part(js, pf, qf, tres), js, pf, qf, tres)
-        self._factors[job] = (0.0, 0.0)
         self._priority[job] = self._compute(job, now)
         insort(self.queue, job, key=self._key)
         self._dirty = self._changed = True
@@ -565,10 +560,8 @@ class SLURM(Scheduler):
                 where = res.fits_now(job)
                 if where is not None:
                     res.take_now(job, where)
-            elif self._reserve(job, duration, now, horizon, res, reserved):
-                where = res.last
             else:
-                where = None
+                where = self._reserve(job, duration, now, horizon, res, reserved)
             if where is not None:
                 self._started(job, now, "backfill")
                 started.append((job, where))
@@ -583,23 +576,21 @@ class SLURM(Scheduler):
         horizon: float,
         res: Resources,
         reserved: Counter[int],
-    ) -> bool:
-        """Place ``job`` in the cycle's plan: True if it starts now (its resources in
-        ``res.last``); else it holds a reservation if one is due (within the window, under
-        the partition's count)."""
+    ) -> Any | None:
+        """Place ``job`` in the cycle's plan: where it starts now, or None (it then holds a
+        reservation if one is due: within the window, under the partition's count)."""
         start, where = res.earliest(job, duration)
         if where is None:
-            return False
+            return None
         if start <= now:
             res.reserve(now, duration, where)
-            res.last = where
-            return True
+            return where
         limit = self.settings.bf_job_part_count_reserve
         part = res.part(job)
         if start < horizon and not (limit and reserved[part] >= limit):
             reserved[part] += 1
             res.reserve(start, duration, where)
-        return False
+        return None
 
     # -- QOS ---------------------------------------------------------------------------------
     def _qos_name(self, job: Job) -> str:

@@ -350,14 +350,13 @@ class SlurmNodes:
     free on the nodes now, and from its first backfill question on, a profile of them with
     the running jobs' time limits and the maintenance windows."""
 
-    __slots__ = ("ended", "last", "node_pass", "now", "profile", "soonest", "work")
+    __slots__ = ("ended", "node_pass", "now", "profile", "soonest", "work")
 
     def __init__(self, node_pass: NodePass, now: float) -> None:
         self.node_pass, self.now = node_pass, now
         self.work = node_pass.machine.free.copy()
         self.ended: list[tuple[float, int, Alloc]] = []
         self.profile: NodeProfile | None = None
-        self.last: Alloc | None = None
         self.soonest = math.inf  # (the first end of a job started in this pass)
         if node_pass._windows:  # (a job must not run into a window on its nodes)
             self.profile = node_pass._profile(now, self.work, [], math.inf)
