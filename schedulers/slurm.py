@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import warnings
 from bisect import insort
-from collections import Counter
+from collections import Counter, deque
 from operator import is_
 from pathlib import Path
 from typing import Any, Protocol
@@ -75,8 +75,13 @@ class Resources(Protocol):
     def part(self, job: Job) -> int:
         """The job's partition (0 on processors)."""
 
-    def fits_now(self, job: Job) -> Any | None:
-        """Where the job would start now on what is free (None: it does not fit)."""
+    def group(self, job: Job) -> int:
+        """The job's group of partitions: those sharing nodes with its own, directly or
+        through others (what is planned in another group never touches its resources)."""
+
+    def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
+        """Where the job would start now on what is free, to run ``duration`` seconds (its
+        estimate if None) clear of what the plan holds; None if it does not fit."""
 
     def could_start_now(self, job: Job) -> bool:
         """False if the job cannot start now even with no reservation in its way."""
@@ -87,13 +92,19 @@ class Resources(Protocol):
         start now can start before it."""
 
     def take_now(self, job: Job, alloc: Any) -> None:
-        """The job starts now on ``alloc``."""
+        """The job starts now on ``alloc`` (it holds it until its estimated end)."""
+
+    def lower_bound(self, job: Job) -> float:
+        """A time before which the job cannot start in any plan of this pass (the running
+        jobs' ends give back too little before it; what the pass starts or reserves only
+        delays it)."""
 
     def earliest(self, job: Job, duration: float) -> tuple[float, Any | None]:
         """Its earliest start for ``duration`` seconds in the backfill plan, and where."""
 
     def reserve(self, start: float, duration: float, alloc: Any) -> None:
-        """Hold ``alloc`` on ``[start, start + duration)`` in the backfill plan."""
+        """Hold ``alloc`` on ``[start, start + duration)`` in the backfill plan (``start``
+        after now)."""
 
 
 class ProcResources:
@@ -101,9 +112,11 @@ class ProcResources:
 
     def __init__(self, now: float, free: int, running: Running) -> None:
         self.now, self.free, self.running = now, free, running
+        self.free_before = free  # (free at the pass's start)
         self.ends: list[tuple[float, int, int]] = []
         self.profile: AvailabilityProfile | None = None
         self.soonest = math.inf  # (the first end of a job started in this pass)
+        self._level: tuple[np.ndarray, np.ndarray] | None = None
 
     def could_start_now(self, job: Job) -> bool:
         return job.size <= self.free
@@ -114,10 +127,14 @@ class ProcResources:
     def part(self, job: Job) -> int:
         return 0
 
-    def fits_now(self, job: Job) -> Any | None:
+    def group(self, job: Job) -> int:
+        return 0
+
+    def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
         if self.profile is None:
             return job.size if job.size <= self.free else None
-        return job.size if self.profile.earliest(job.size, job.estimate) <= self.now else None
+        length = job.estimate if duration is None else duration
+        return job.size if self.profile.earliest(job.size, length) <= self.now else None
 
     def take_now(self, job: Job, alloc: Any) -> None:
         self.free -= alloc
@@ -126,6 +143,18 @@ class ProcResources:
             insort(self.ends, (self.now + job.estimate, job.id, alloc))
         else:
             self.profile.take(self.now, alloc, job.estimate)
+
+    def lower_bound(self, job: Job) -> float:
+        if self._level is None:  # (the running jobs' ends and the processors free then)
+            ends = np.array([end for end, _, _ in self.running], dtype=float)
+            sizes = np.array([size for _, _, size in self.running], dtype=np.int64)
+            before = self.free_before
+            self._level = (ends, np.concatenate([[before], before + np.cumsum(sizes)]))
+        ends, level = self._level
+        k = int(np.searchsorted(level, job.size))
+        if not k:
+            return self.now
+        return max(self.now, float(ends[k - 1])) if k <= len(ends) else math.inf
 
     def earliest(self, job: Job, duration: float) -> tuple[float, Any | None]:
         if self.profile is None:
@@ -136,9 +165,32 @@ class ProcResources:
     def reserve(self, start: float, duration: float, alloc: Any) -> None:
         assert self.profile is not None
         self.profile.take(start, alloc, duration)
-        if start <= self.now:
-            self.free -= alloc
-            self.soonest = min(self.soonest, start + duration)
+
+
+class _Waiting:
+    """The jobs of a group of partitions that wait for their reservation in a cycle, in
+    order, with the lowest of their lower bounds (a deque of increasing minima)."""
+
+    __slots__ = ("jobs", "lows")
+
+    def __init__(self) -> None:
+        self.jobs: deque[tuple[Job, float, float]] = deque()
+        self.lows: deque[float] = deque()
+
+    def push(self, job: Job, duration: float, bound: float) -> None:
+        self.jobs.append((job, duration, bound))
+        while self.lows and self.lows[-1] > bound:
+            self.lows.pop()
+        self.lows.append(bound)
+
+    def pop(self) -> tuple[Job, float]:
+        job, duration, bound = self.jobs.popleft()
+        if self.lows[0] == bound:
+            self.lows.popleft()
+        return job, duration
+
+    def lowest(self) -> float:
+        return self.lows[0] if self.lows else math.inf
 
 
 class SlurmConfigWarning(UserWarning):
@@ -253,8 +305,14 @@ class SLURM(Scheduler):
         self._changed = True
         #: After the last pass, a waiting job fitted on what was free.
         self._fits = False
-        #: Within a pass: demands that cannot start on what is free.
+        #: Counts what frees resources (a running job stops, nodes change): until it moves,
+        #: what did not fit still does not (what is free only shrinks as jobs start).
+        self._freed = 0
+        self._known_at = 0
+        #: Demands that cannot start on what is free, and jobs the main scheduler found not
+        #: to fit, since ``_freed`` last moved.
         self._cannot: set[tuple[int, Any]] = set()
+        self._no_fit: set[Job] = set()
         self.decisions: list[tuple[Any, ...]] = []
         self._cycles = 0
         self._main_starts = 0
@@ -397,6 +455,7 @@ class SLURM(Scheduler):
 
     def nodes_changed(self) -> None:
         self._dirty = self._changed = True
+        self._freed += 1
 
     def _forget(self, job: Job) -> None:
         for table in (self._static, self._priority, self._factors, self._reason):
@@ -457,6 +516,11 @@ class SLURM(Scheduler):
         if not self._changed and not cycle_due:
             return []  # a pass of its own with nothing new: it would start nothing
         self._changed = False
+        if self._known_at != self._freed:  # (what did not fit may fit now)
+            self._no_fit.clear()
+            self._cannot.clear()
+            self._known_at = self._freed
+        no_fit = self._no_fit
         started: list[tuple[Job, Any]] = []
         blocked: set[int] = set()
         tested = 0
@@ -471,8 +535,9 @@ class SLURM(Scheduler):
             if self._limits and (why := self._held(job)) is not None:
                 self._reason[job] = why
                 continue
-            alloc = res.fits_now(job)
+            alloc = None if job in no_fit else res.fits_now(job)
             if alloc is None:
+                no_fit.add(job)
                 blocked.add(part)
                 self._reason[job] = "Resources"
                 continue
@@ -488,12 +553,11 @@ class SLURM(Scheduler):
         elif started:
             self._dirty = True
         self._fits = self._any_fits(res, started)
-        self._cannot.clear()
         return started
 
     def _could_start_now(self, res: Resources, job: Job) -> bool:
-        """``res.could_start_now``, remembering within the pass the demands that cannot (what
-        is free only shrinks as the pass starts jobs)."""
+        """``res.could_start_now``, remembering the demands that cannot until something is
+        freed (what is free only shrinks as jobs start)."""
         demand = (job.size, job.demand)
         if demand in self._cannot:
             return False
@@ -516,11 +580,14 @@ class SLURM(Scheduler):
     def _backfill(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
         """One backfill cycle (see the module docstring).
 
-        A job's reservation only matters to the jobs after it that could start now and run
-        past the first time resources come back (no reservation can start before it), so
-        each is placed when the first such job comes (in order: the same plan), and none in a
-        cycle where no job needs them (most cycles on a busy machine): nothing a cycle plans
-        outlives it.
+        Reservations are placed lazily, to the same plan: nothing a cycle plans outlives it,
+        and a reservation matters only to the jobs after it that could start now on nodes of
+        its group of partitions (``res.group``: groups share no nodes) and run past its start,
+        which is no earlier than its lower bound (``res.lower_bound``). So when a job comes
+        that could start now, the reservations of its group wait for are placed in order
+        while it still fits clear of them and runs past the lowest bound of those left; once
+        it no longer fits, more reservations cannot make it fit. A job whose bound lies beyond
+        ``bf_window`` gets no reservation and is not placed at all.
         """
         s = self.settings
         self._cycles += 1
@@ -530,7 +597,7 @@ class SLURM(Scheduler):
         tested = 0
         per_user: Counter[int] = Counter()
         reserved: Counter[int] = Counter()
-        unplaced: list[tuple[Job, float]] = []  # jobs tested that wait for their reservation
+        waiting: dict[int, _Waiting] = {}  # by group: tested, not yet placed
         limit_hit = False
         starts_before = len(started)
         for job in self.queue:
@@ -548,49 +615,44 @@ class SLURM(Scheduler):
                 self._reason[job] = why
                 continue
             duration = math.ceil(job.estimate / step) * step
-            if not self._could_start_now(res, job):
-                unplaced.append((job, duration))
-                continue
-            if unplaced and now + duration > res.first_release():
-                for earlier, length in unplaced:  # (their reservations, in order, first)
-                    self._reserve(earlier, length, now, horizon, res, reserved)
-                unplaced.clear()
-            # (else the job ends before any of theirs can start: they may wait)
-            if not reserved:  # nothing reserved in its way: it starts if it fits now
-                where = res.fits_now(job)
+            group = res.group(job)
+            ahead = waiting.get(group)
+            if self._could_start_now(res, job):
+                where = res.fits_now(job, duration)
+                while where is not None and ahead is not None and now + duration > ahead.lowest():
+                    earlier, length = ahead.pop()
+                    if self._reserve(earlier, length, horizon, res, reserved):
+                        where = res.fits_now(job, duration)
                 if where is not None:
                     res.take_now(job, where)
-            else:
-                where = self._reserve(job, duration, now, horizon, res, reserved)
-            if where is not None:
-                self._started(job, now, "backfill")
-                started.append((job, where))
-                done.add(job)
+                    self._started(job, now, "backfill")
+                    started.append((job, where))
+                    done.add(job)
+                    continue
+            bound = self._bound(res, job)  # (it waits for a reservation of its own)
+            if bound < horizon:  # (else no reservation, whatever the plan)
+                if ahead is None:
+                    ahead = waiting[group] = _Waiting()
+                ahead.push(job, duration, bound)
         self._dirty = limit_hit and len(started) > starts_before
 
+    def _bound(self, res: Resources, job: Job) -> float:
+        """No plan of this cycle starts ``job`` before this time (``res.lower_bound``)."""
+        return res.lower_bound(job)
+
     def _reserve(
-        self,
-        job: Job,
-        duration: float,
-        now: float,
-        horizon: float,
-        res: Resources,
-        reserved: Counter[int],
-    ) -> Any | None:
-        """Place ``job`` in the cycle's plan: where it starts now, or None (it then holds a
-        reservation if one is due: within the window, under the partition's count)."""
+        self, job: Job, duration: float, horizon: float, res: Resources, reserved: Counter[int]
+    ) -> bool:
+        """Reserve ``job`` (which cannot start now) at its earliest start in the cycle's plan
+        if one is due: within the window, under its partition's count. True if reserved."""
         start, where = res.earliest(job, duration)
-        if where is None:
-            return None
-        if start <= now:
-            res.reserve(now, duration, where)
-            return where
         limit = self.settings.bf_job_part_count_reserve
         part = res.part(job)
-        if start < horizon and not (limit and reserved[part] >= limit):
-            reserved[part] += 1
-            res.reserve(start, duration, where)
-        return None
+        if where is None or start >= horizon or (limit and reserved[part] >= limit):
+            return False
+        reserved[part] += 1
+        res.reserve(start, duration, where)
+        return True
 
     # -- QOS ---------------------------------------------------------------------------------
     def _qos_name(self, job: Job) -> str:
@@ -656,6 +718,7 @@ class SLURM(Scheduler):
         entry = self._running.pop(job, None)
         if entry is None:
             return
+        self._freed += 1
         name, _, cores, _, _, user = entry
         if self._limits:
             self._hold(job, name, -1)

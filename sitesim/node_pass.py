@@ -19,7 +19,8 @@ nodes each job may use, with reservations for concrete resources (:mod:`sitesim.
 - ``plan`` (PLAN, dynP): the scheduler's own planning, on the nodes (its planner is replaced by
   one that plans on the node profile); jobs planned now start where the plan put them.
 - ``slurm`` (SLURM): the scheduler runs its own pass (``schedule(now, resources)``) on
-  :class:`SlurmNodes`, the nodes' free resources and a profile of them for its backfill cycle.
+  :class:`~sitesim.slurm_nodes.SlurmNodes`, what is free now and its backfill plan (whole nodes
+  reserved, as Slurm's backfill reserves them).
 
 No job starts if its estimate overlaps a maintenance window on its nodes: the windows are
 reservations in the profile. Nodes down after a failure hold nothing, with no known return.
@@ -38,6 +39,7 @@ from sitesim.errors import SchedulerError
 from sitesim.job import Job
 from sitesim.node_profile import NodeProfile
 from sitesim.placement import Alloc, Demand, place
+from sitesim.slurm_nodes import SlurmNodes, levels
 
 if TYPE_CHECKING:
     from sitesim.downtime import Outages
@@ -74,6 +76,11 @@ class NodePass:
         self._planned: dict[tuple[int, float], Alloc] = {}
         self._reserved: dict[Job, tuple[float, Alloc]] = {}  # (conservative)
         self._kept: _Pass | None = None
+        #: The SLURM plan's partition levels (:func:`sitesim.slurm_nodes.levels`), by
+        #: partition, as of ``_changes`` (starts only take: an older level is still an upper
+        #: bound until something ends or a node comes back).
+        self._levels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._levels_at = -1
         #: Counts what changes the machine (job ends, kills, outages): a kept pass is stale
         #: once it moved.
         self._changes = 0
@@ -248,6 +255,16 @@ class NodePass:
             starts.append(start)
         return starts
 
+    def levels(self, part: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`sitesim.slurm_nodes.levels` of partition ``part``, kept while nothing ends."""
+        if self._levels_at != self._changes:
+            self._levels.clear()
+            self._levels_at = self._changes
+        found = self._levels.get(part)
+        if found is None:
+            found = self._levels[part] = levels(self, part)
+        return found
+
     # -- views -------------------------------------------------------------------------------
     def pool(self) -> tuple[int, list[tuple[float, int, int]]]:
         """The platform as one pool of cores (for policies that reason about one pool: GA's
@@ -343,60 +360,3 @@ class _Pass:
             and len(order) >= n
             and all(map(is_, order[:n], kept))
         )
-
-
-class SlurmNodes:
-    """The resources the SLURM scheduler plans on (``schedulers.slurm.Resources``): what is
-    free on the nodes now, and from its first backfill question on, a profile of them with
-    the running jobs' time limits and the maintenance windows."""
-
-    __slots__ = ("ended", "node_pass", "now", "profile", "soonest", "work")
-
-    def __init__(self, node_pass: NodePass, now: float) -> None:
-        self.node_pass, self.now = node_pass, now
-        self.work = node_pass.machine.free.copy()
-        self.ended: list[tuple[float, int, Alloc]] = []
-        self.profile: NodeProfile | None = None
-        self.soonest = math.inf  # (the first end of a job started in this pass)
-        if node_pass._windows:  # (a job must not run into a window on its nodes)
-            self.profile = node_pass._profile(now, self.work, [], math.inf)
-
-    def part(self, job: Job) -> int:
-        return int(job.demand.part)
-
-    def fits_now(self, job: Job) -> Alloc | None:
-        if self.profile is None:
-            return place(self.node_pass.parts, job.demand, self.work)
-        return self.profile.fits_now(job.demand, job.estimate)
-
-    def could_start_now(self, job: Job) -> bool:
-        return place(self.node_pass.parts, job.demand, self.work) is not None
-
-    def first_release(self) -> float:
-        running = self.node_pass.machine.running
-        first = min(running[0][0], self.soonest) if running else self.soonest
-        for down, up, _ in self.node_pass._windows:  # (those under way give nodes back)
-            if down > self.now:
-                break
-            if up > self.now:
-                first = min(first, up)
-        return first
-
-    def take_now(self, job: Job, alloc: Alloc) -> None:
-        self.soonest = min(self.soonest, self.now + job.estimate)
-        if self.profile is None:
-            self.work.take(alloc)
-            self.ended.append((self.now + job.estimate, 1, alloc))
-        else:  # (the profile's free-now state is ``work``)
-            self.profile.reserve(self.now, job.estimate, alloc)
-
-    def earliest(self, job: Job, duration: float) -> tuple[float, Alloc | None]:
-        if self.profile is None:
-            self.profile = self.node_pass._profile(self.now, self.work, self.ended, math.inf)
-        return self.profile.earliest(job.demand, duration)
-
-    def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
-        assert self.profile is not None
-        self.profile.reserve(start, duration, alloc)
-        if start <= self.now:
-            self.soonest = min(self.soonest, start + duration)

@@ -255,18 +255,10 @@ class NodeProfile:
         return times, level
 
     def _table_by_end(self) -> tuple[np.ndarray, ...]:
-        """The running jobs' rows by estimated end: ends, nodes, cores, GPUs and memory (None
-        where no row holds any; free rows left out)."""
+        """The running jobs' rows by estimated end (:meth:`Releases.by_end`)."""
         if self._sorted is None:
-            table = self.table
-            assert table is not None
-            held = np.flatnonzero(np.isfinite(table.end))
-            order = held[np.argsort(table.end[held], kind="stable")]
-            gpus, memory = table.gpus[order], table.memory[order]
-            self._sorted = (
-                table.end[order], table.node[order], table.cores[order],
-                gpus if gpus.any() else None, memory if memory.any() else None,
-            )  # fmt: skip
+            assert self.table is not None
+            self._sorted = self.table.by_end()
         return self._sorted
 
     # -- changes ---------------------------------------------------------------------------

@@ -132,6 +132,14 @@ class Partitions:
         ]
         #: The cores of every node of a partition, when they all have as many (else 0).
         self.uniform = [int(c[0]) if (c == c[0]).all() else 0 for c, _, _ in self._caps]
+        #: Per partition, its group: partitions share a group when they share nodes, directly
+        #: or through others (what is held in one group never touches another's nodes).
+        self.group = list(range(len(self.nodes)))
+        for k, mask in enumerate(self.member):
+            for j in range(k):
+                if (mask & self.member[j]).any():
+                    old, new = self.group[k], self.group[j]
+                    self.group = [new if g == old else g for g in self.group]
 
 
 def place(

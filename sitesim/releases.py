@@ -9,6 +9,7 @@ it ends, so a pass reads what comes back and when without a Python loop over the
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +19,7 @@ from sitesim.placement import Alloc
 class Releases:
     """Rows of held resources, grown by doubling; free rows are reused."""
 
-    __slots__ = ("_free_rows", "cores", "end", "gpus", "memory", "node", "version")
+    __slots__ = ("_by_end", "_free_rows", "cores", "end", "gpus", "memory", "node", "version")
 
     def __init__(self, rows: int = 1024) -> None:
         self.node = np.zeros(rows, dtype=np.int64)
@@ -29,6 +30,7 @@ class Releases:
         self._free_rows: list[int] = list(range(rows - 1, -1, -1))
         #: Changes with every add and remove (a profile's cached sort is then stale).
         self.version = 0
+        self._by_end: tuple[int, tuple[Any, ...]] | None = None
 
     def add(self, alloc: Alloc, end: float) -> np.ndarray:
         """Hold ``alloc`` until ``end``; returns its rows."""
@@ -51,6 +53,22 @@ class Releases:
         self.cores[rows] = self.gpus[rows] = self.memory[rows] = 0
         self._free_rows.extend(rows[::-1].tolist())
         self.version += 1
+
+    def by_end(self) -> tuple[Any, ...]:
+        """The held rows by estimated end: ends, nodes, cores, GPUs and memory (GPUs or memory
+        None where no row holds any); sorted once per version."""
+        cached = self._by_end
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        held = np.flatnonzero(np.isfinite(self.end))
+        order = held[np.argsort(self.end[held], kind="stable")]
+        gpus, memory = self.gpus[order], self.memory[order]
+        rows = (
+            self.end[order], self.node[order], self.cores[order],
+            gpus if gpus.any() else None, memory if memory.any() else None,
+        )  # fmt: skip
+        self._by_end = (self.version, rows)
+        return rows
 
     def _grow(self, need: int) -> None:
         old = len(self.end)

@@ -7,16 +7,19 @@
   limits: when a job ends early, conservative compresses its schedule in the order of its
   reservations, Slurm plans afresh in priority order);
 
-on processors and, for EASY, on a platform of multi-core nodes in one partition; and the basic
+on processors and, for EASY, on a platform in one partition where reservations hold whole
+nodes (exclusive nodes, or one core a node); and the basic
 invariants under Slurm's own defaults (a backfill cycle every 30 s, woken by the scheduler).
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from typing import Any
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitesim.job import JobState
@@ -27,6 +30,7 @@ from sitesim.schedulers.base import Scheduler
 from sitesim.site import Site
 from tests.conftest import run_jobs
 from tests.property.test_invariants import Workload, max_busy, workloads
+from tests.property.test_platform_properties import platforms, requests, run_on
 
 #: Every limit lifted: the whole queue tested by both schedulers, any start time, 1 s steps.
 UNLIMITED = {
@@ -82,6 +86,11 @@ def nodes(count: int, cores: int, allocation: str) -> Platform:
 def test_one_reservation_a_partition_is_easy_on_nodes(
     workload: Workload, count: int, cores: int, allocation: str
 ) -> None:
+    """Where a reservation holds whole nodes for EASY too: exclusive nodes, one-core nodes.
+    (On shared multi-core nodes Slurm's backfill reserves whole nodes, EASY only the cores its
+    job takes: tests/model/test_slurm_passes.py shows the difference.)"""
+    if allocation == "shared":
+        count, cores = count * cores, 1
     _, jobs = workload
     platform = nodes(count, cores, allocation)
     jobs = [(s, min(size, count * cores), r, e) for s, size, r, e in jobs]
@@ -105,6 +114,80 @@ class EveryCycle(SLURM):
 
     def _any_fits(self, res: Any, started: Any) -> bool:
         return True
+
+
+class Literal(SLURM):
+    """SLURM with the backfill cycle as Slurm writes it: each tested job starts if it fits now
+    clear of the reservations made so far, else gets its own reservation at once."""
+
+    def _backfill(self, now: float, res: Any, started: list[Any]) -> None:
+        s = self.settings
+        done = {job for job, _ in started}
+        horizon = now + s.bf_window
+        tested, per_user, reserved = 0, Counter[int](), Counter[int]()
+        limit_hit, before = False, len(started)
+        for job in self.queue:
+            if job in done:
+                continue
+            if tested >= s.bf_max_job_test:
+                limit_hit = True
+                break
+            if s.bf_max_job_user and per_user[job.user] >= s.bf_max_job_user:
+                limit_hit = True
+                continue
+            per_user[job.user] += 1
+            tested += 1
+            if self._limits and self._held(job) is not None:
+                continue
+            duration = math.ceil(job.estimate / s.bf_resolution) * s.bf_resolution
+            where = res.fits_now(job, duration)
+            if where is None:
+                self._reserve(job, duration, horizon, res, reserved)
+                continue
+            res.take_now(job, where)
+            self._started(job, now, "backfill")
+            started.append((job, where))
+            done.add(job)
+        self._dirty = limit_hit and len(started) > before
+
+
+SETTINGS = [{}, {"bf_window": 600, "bf_resolution": 60}, {"bf_interval": 0}, {"bf_max_job_test": 3}]
+
+
+@given(workloads(max_jobs=40), st.sampled_from(SETTINGS))
+def test_lazy_reservations_give_the_literal_cycle(
+    workload: Workload, settings: dict[str, Any]
+) -> None:
+    procs, jobs = workload
+    assert starts(jobs, procs, SLURM(**settings)) == starts(jobs, procs, Literal(**settings))
+
+
+@given(
+    workloads(max_jobs=30),
+    st.integers(1, 4),
+    st.sampled_from([1, 2, 4]),
+    st.sampled_from(["exclusive", "shared"]),
+    st.sampled_from(SETTINGS),
+)
+def test_lazy_reservations_give_the_literal_cycle_on_nodes(
+    workload: Workload, count: int, cores: int, allocation: str, settings: dict[str, Any]
+) -> None:
+    _, jobs = workload
+    platform = nodes(count, cores, allocation)
+    jobs = [(s, min(size, count * cores), r, e) for s, size, r, e in jobs]
+    assert starts(jobs, platform, SLURM(**settings)) == starts(jobs, platform, Literal(**settings))
+
+
+@settings(deadline=None)
+@given(st.data(), st.booleans(), st.sampled_from(SETTINGS))
+def test_lazy_reservations_give_the_literal_cycle_on_random_platforms(
+    data: st.DataObject, downtime: bool, limits: dict[str, Any]
+) -> None:
+    """Several partitions over shared or separate nodes, GPUs, memory, node counts, windows."""
+    platform = data.draw(platforms(downtime=downtime))
+    jobs = data.draw(requests(platform))
+    lazy, literal = (run_on(platform, jobs, cls(**limits)).jobs for cls in (SLURM, Literal))
+    assert [(j.state, j.start) for j in lazy] == [(j.state, j.start) for j in literal]
 
 
 @given(workloads(max_jobs=40), st.sampled_from([30, 600]))
