@@ -163,3 +163,29 @@ def test_submissions_over_a_submit_limit_or_max_wall_are_refused(tmp_path: Path)
 def test_a_job_larger_than_a_cap_is_refused_as_it_could_never_start(tmp_path: Path) -> None:
     result, _ = run_users([(0.0, 4, 10.0, 1)], "normal|0||cpu=2|||", tmp_path)
     assert result.rejected == {"QOSMaxCpuPerUserLimit": 1}
+
+
+def test_a_reservation_holds_its_nodes_whole_on_shared_nodes() -> None:
+    # Two 4-core nodes shared by jobs. A 4-core job fills node 0 to 100 s, a 3-core job holds
+    # node 1 to 50 s; a 2-core job waits and is reserved on node 1 from 50 s. A 1-core job
+    # fits now on node 1's free core and runs long: EASY lets it (node 1 keeps the 2 cores
+    # the reservation needs), Slurm's backfill does not (the reservation takes node 1 whole:
+    # backfill.c's node-space map), and it starts once the reserved job has.
+    from sitesim.platform import Platform
+    from sitesim.schedulers import EASY
+
+    platform = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 2, "cores": 4}],
+            "partitions": [{"name": "all", "nodes": ["n"], "allocation": "shared"}],
+        }
+    )
+    submit, size, runtime = [0.0, 0.0, 1.0, 2.0], [4, 3, 2, 1], [100.0, 50.0, 100.0, 1000.0]
+
+    def run(scheduler: Any) -> list[float]:
+        site = Site(platform, scheduler)
+        site.add_user(TraceUser(TraceWorkload.from_jobs(submit, size, runtime, runtime)))
+        return np.sort(site.run().records, order="id")["start"].tolist()  # type: ignore[no-any-return]
+
+    assert run(EASY()) == [0.0, 0.0, 50.0, 2.0]
+    assert run(SLURM(bf_job_part_count_reserve=1, **UNLIMITED)) == [0.0, 0.0, 50.0, 50.0]
