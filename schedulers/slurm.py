@@ -33,6 +33,7 @@ import math
 import warnings
 from bisect import insort
 from collections import Counter, deque
+from collections.abc import Sequence
 from operator import is_
 from pathlib import Path
 from typing import Any, Protocol
@@ -72,12 +73,9 @@ class Resources(Protocol):
     """What a pass plans on: the processors (:class:`ProcResources`) or a platform's nodes
     (``sitesim.node_pass``). An ``alloc`` is whatever the resources use for what a job holds."""
 
-    def part(self, job: Job) -> int:
-        """The job's partition (0 on processors)."""
-
-    def group(self, job: Job) -> int:
-        """The job's group of partitions: those sharing nodes with its own, directly or
-        through others (what is planned in another group never touches its resources)."""
+    #: Per partition, its group: the partitions sharing nodes with it, directly or through
+    #: others (what is planned in another group never touches its resources).
+    groups: Sequence[int]
 
     def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
         """Where the job would start now on what is free, to run ``duration`` seconds (its
@@ -112,6 +110,7 @@ class ProcResources:
 
     def __init__(self, now: float, free: int, running: Running) -> None:
         self.now, self.free, self.running = now, free, running
+        self.groups: Sequence[int] = (0,)
         self.free_before = free  # (free at the pass's start)
         self.ends: list[tuple[float, int, int]] = []
         self.profile: AvailabilityProfile | None = None
@@ -123,12 +122,6 @@ class ProcResources:
 
     def first_release(self) -> float:
         return min(self.running[0][0], self.soonest) if self.running else self.soonest
-
-    def part(self, job: Job) -> int:
-        return 0
-
-    def group(self, job: Job) -> int:
-        return 0
 
     def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
         if self.profile is None:
@@ -313,6 +306,9 @@ class SLURM(Scheduler):
         #: to fit, since ``_freed`` last moved.
         self._cannot: set[tuple[int, Any]] = set()
         self._no_fit: set[Job] = set()
+        #: Per partition, the fewest cores a plain demand (cores only) was found not to fit
+        #: with since ``_freed`` last moved: no more cores fit either.
+        self._too_many: dict[int, int] = {}
         self.decisions: list[tuple[Any, ...]] = []
         self._cycles = 0
         self._main_starts = 0
@@ -519,6 +515,7 @@ class SLURM(Scheduler):
         if self._known_at != self._freed:  # (what did not fit may fit now)
             self._no_fit.clear()
             self._cannot.clear()
+            self._too_many.clear()
             self._known_at = self._freed
         no_fit = self._no_fit
         started: list[tuple[Job, Any]] = []
@@ -527,7 +524,8 @@ class SLURM(Scheduler):
         for job in self.queue:
             if tested >= s.default_queue_depth:
                 break
-            part = res.part(job)
+            demand = job.demand
+            part = 0 if demand is None else demand.part
             if part in blocked:
                 self._reason[job] = "Priority"
                 continue
@@ -558,12 +556,21 @@ class SLURM(Scheduler):
     def _could_start_now(self, res: Resources, job: Job) -> bool:
         """``res.could_start_now``, remembering the demands that cannot until something is
         freed (what is free only shrinks as jobs start)."""
-        demand = (job.size, job.demand)
-        if demand in self._cannot:
+        demand = job.demand
+        if demand is None or not (demand.nodes or demand.gpus or demand.memory):
+            part, cores = (0, job.size) if demand is None else (demand.part, demand.cores)
+            if cores >= self._too_many.get(part, 1 << 62):
+                return False
+            if res.could_start_now(job):
+                return True
+            self._too_many[part] = cores
+            return False
+        key = (job.size, demand)
+        if key in self._cannot:
             return False
         if res.could_start_now(job):
             return True
-        self._cannot.add(demand)
+        self._cannot.add(key)
         return False
 
     def _any_fits(self, res: Resources, started: list[tuple[Job, Any]]) -> bool:
@@ -582,7 +589,7 @@ class SLURM(Scheduler):
 
         Reservations are placed lazily, to the same plan: nothing a cycle plans outlives it,
         and a reservation matters only to the jobs after it that could start now on nodes of
-        its group of partitions (``res.group``: groups share no nodes) and run past its start,
+        its group of partitions (``res.groups``: groups share no nodes) and run past its start,
         which is no earlier than its lower bound (``res.lower_bound``). So when a job comes
         that could start now, the reservations of its group wait for are placed in order
         while it still fits clear of them and runs past the lowest bound of those left; once
@@ -598,6 +605,10 @@ class SLURM(Scheduler):
         per_user: Counter[int] = Counter()
         reserved: Counter[int] = Counter()
         waiting: dict[int, _Waiting] = {}  # by group: tested, not yet placed
+        groups = res.groups
+        #: Demands that did not fit clear of the plan, with the shortest duration tried (the
+        #: plan only holds more as the cycle goes on).
+        rejected: dict[tuple[int, Any], float] = {}
         limit_hit = False
         starts_before = len(started)
         for job in self.queue:
@@ -615,15 +626,20 @@ class SLURM(Scheduler):
                 self._reason[job] = why
                 continue
             duration = math.ceil(job.estimate / step) * step
-            group = res.group(job)
+            group = groups[self._part(job)]
             ahead = waiting.get(group)
             if self._could_start_now(res, job):
-                where = res.fits_now(job, duration)
+                key = (job.size, job.demand)
+                where = (
+                    None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
+                )
                 while where is not None and ahead is not None and now + duration > ahead.lowest():
                     earlier, length = ahead.pop()
                     if self._reserve(earlier, length, horizon, res, reserved):
                         where = res.fits_now(job, duration)
-                if where is not None:
+                if where is None:
+                    rejected[key] = min(duration, rejected.get(key, math.inf))
+                else:
                     res.take_now(job, where)
                     self._started(job, now, "backfill")
                     started.append((job, where))
@@ -647,7 +663,7 @@ class SLURM(Scheduler):
         if one is due: within the window, under its partition's count. True if reserved."""
         start, where = res.earliest(job, duration)
         limit = self.settings.bf_job_part_count_reserve
-        part = res.part(job)
+        part = self._part(job)
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
         reserved[part] += 1

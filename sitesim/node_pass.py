@@ -80,6 +80,7 @@ class NodePass:
         #: partition, as of ``_changes`` (starts only take: an older level is still an upper
         #: bound until something ends or a node comes back).
         self._levels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._bounds: dict[tuple[int, int], float] = {}
         self._levels_at = -1
         #: Counts what changes the machine (job ends, kills, outages): a kept pass is stale
         #: once it moved.
@@ -255,14 +256,22 @@ class NodePass:
             starts.append(start)
         return starts
 
-    def levels(self, part: int) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`sitesim.slurm_nodes.levels` of partition ``part``, kept while nothing ends."""
+    def bound(self, part: int, cores: int) -> float:
+        """The first time partition ``part`` has ``cores`` cores free by
+        :func:`sitesim.slurm_nodes.levels` (-inf: now; inf: never), kept while nothing ends."""
         if self._levels_at != self._changes:
             self._levels.clear()
+            self._bounds.clear()
             self._levels_at = self._changes
-        found = self._levels.get(part)
+        found = self._bounds.get((part, cores))
         if found is None:
-            found = self._levels[part] = levels(self, part)
+            level = self._levels.get(part)
+            if level is None:
+                level = self._levels[part] = levels(self, part)
+            times, cumulative = level
+            k = int(np.searchsorted(cumulative, cores))  # (never falls)
+            found = -math.inf if not k else float(times[k - 1]) if k <= len(times) else math.inf
+            self._bounds[(part, cores)] = found
         return found
 
     # -- views -------------------------------------------------------------------------------

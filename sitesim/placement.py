@@ -21,7 +21,7 @@ free ones).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -234,17 +234,17 @@ def _order(
     """The candidates (positions in the partition) in placement order: first fit by index;
     best fit the tightest node that holds ``whole`` cores alone first, else the largest
     first (the fewest nodes); nodes in ``last`` after the others."""
-    keys: list[Any] = [candidates]
-    if best_fit:
-        cores = have[candidates]
-        holds = cores >= whole
-        keys += [np.where(holds, cores, -cores), ~holds]
+    if not best_fit:  # (index order, those in ``last`` after the others)
+        assert last is not None
+        late = last[nodes[candidates]]
+        return np.concatenate([candidates[~late], candidates[late]]) if late.any() else candidates
+    cores = have[candidates]
+    holds = cores >= whole
+    keys = [candidates, np.where(holds, cores, -cores), ~holds]
     if last is not None:
         late = last[nodes[candidates]]
         if late.any():
             keys.append(late)
-    if len(keys) == 1:
-        return candidates
     return candidates[np.lexsort(keys)]
 
 

@@ -52,13 +52,16 @@ class SlurmNodes:
     """
 
     __slots__ = (
-        "_arrays", "_block_end", "_block_nodes", "_block_start", "_gives", "_masked", "_own",
+        "_arrays", "_block_end", "_block_nodes", "_block_start", "_fit", "_gives", "_masked",
+        "_own",
         "_returns",
+        "groups",
         "node_pass", "now", "parts", "soonest", "work",
     )  # fmt: skip
 
     def __init__(self, node_pass: NodePass, now: float) -> None:
         self.node_pass, self.now, self.parts = node_pass, now, node_pass.parts
+        self.groups = self.parts.group
         #: Free now (the machine's own arrays until the first start of the pass copies them).
         self.work: Free = node_pass.machine.free
         self._own = False
@@ -73,6 +76,8 @@ class SlurmNodes:
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
         #: Free now without the nodes of the first k blocks, by k (for fits_now).
         self._masked: dict[int, Free] = {}
+        #: Per partition, the most cores a plain demand (cores only) fits with now.
+        self._fit: dict[int, int] = {}
         #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
         self._returns: dict[int, Returns] = {}
         for down, up, alloc in node_pass._windows:  # (by start)
@@ -86,12 +91,6 @@ class SlurmNodes:
         self._gives.sort(key=_first)
 
     # -- now ---------------------------------------------------------------------------------
-    def part(self, job: Job) -> int:
-        return int(job.demand.part)
-
-    def group(self, job: Job) -> int:
-        return self.parts.group[job.demand.part]
-
     def fits_now(self, job: Job, duration: float | None = None) -> Alloc | None:
         end = self.now + (job.estimate if duration is None else duration)
         k = bisect_left(self._block_start, end)
@@ -103,7 +102,15 @@ class SlurmNodes:
         return place(self.parts, job.demand, masked)
 
     def could_start_now(self, job: Job) -> bool:
-        return place(self.parts, job.demand, self.work) is not None
+        demand = job.demand
+        if demand.nodes or demand.gpus or demand.memory:
+            return place(self.parts, demand, self.work) is not None
+        if demand.cores <= self._fit.get(demand.part, 0):
+            return True  # (no more cores than a plain demand that fits)
+        if place(self.parts, demand, self.work) is None:
+            return False
+        self._fit[demand.part] = demand.cores
+        return True
 
     def first_release(self) -> float:
         running = self.node_pass.machine.running
@@ -119,16 +126,13 @@ class SlurmNodes:
         self._gives.insert(bisect_right(self._gives, end, key=_first), (end, alloc))
         self._masked.clear()
         self._returns.clear()
+        self._fit.clear()
 
     # -- the plan ----------------------------------------------------------------------------
     def lower_bound(self, job: Job) -> float:
         """No plan of this pass starts ``job`` before this time."""
         demand = job.demand
-        times, level = self.node_pass.levels(demand.part)
-        k = int(np.searchsorted(level, demand.cores))  # (level never falls)
-        if not k:
-            return self.now
-        return max(self.now, float(times[k - 1])) if k <= len(times) else math.inf
+        return max(self.now, self.node_pass.bound(demand.part, demand.cores))
 
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         k = bisect_right(self._block_start, start)
@@ -225,18 +229,21 @@ class _Sweep:
         self.plan, self.demand, self.duration = plan, demand, duration
         self.times, self.nodes, self.gains, base = plan._returns_of(demand.part)
         self.need = demand.cores
-        #: What each node gives now, and how many blocks hold it, at the sweep's time.
+        #: What each node gives at the sweep's time, and how many blocks hold it.
         self.have = base.copy()
         self.held = np.zeros(len(base), dtype=np.int64)
         self.first = first
-        self.state_at = plan._walk()
+        #: The cores of ``have`` are what is free on the partition's nodes, all placement
+        #: reads, unless the job asks for GPUs or memory on shared nodes.
+        self.cores_only = plan.parts.exclusive[demand.part] or not (demand.gpus or demand.memory)
+        self.state_at: Callable[[float], Free] | None = None
         self.free_now = plan.work.cores > 0  # (a reservation takes nodes busy now first)
 
     def run(self) -> tuple[float, Alloc | None]:
         plan, first, d = self.plan, self.first, self.duration
         times = self.times
         i = int(np.searchsorted(times, first, side="right"))
-        np.add.at(self.have, self.nodes[:i], self.gains[:i])
+        self._add(0, i)
         # blocks held over [first, first + d) now; the others begin (for starts after
         # start - d) or end (for starts from end on) during the sweep, at the same time ends
         # first
@@ -275,45 +282,63 @@ class _Sweep:
             freed = nodes[self.held[nodes] == 0]
             self.total += int(self.have[freed].sum())
             i, hi = hi, int(np.searchsorted(times, at, side="right"))
-            self._apply(i, hi)
+            self.total += self._add(i, hi)
             i = hi
             if self.total >= self.need and (alloc := self._try(at)) is not None:
                 return at, alloc
         found = self._scan(i, len(times))
         return found if found is not None else (math.inf, None)
 
-    def _apply(self, lo: int, hi: int) -> None:
-        if hi > lo:
-            nodes, gains = self.nodes[lo:hi], self.gains[lo:hi]
+    def _add(self, lo: int, hi: int) -> int:
+        """Apply the returns ``lo:hi``; what the unblocked nodes gain."""
+        if hi <= lo:
+            return 0
+        nodes, gains = self.nodes[lo:hi], self.gains[lo:hi]
+        if hi - lo > 64:
+            self.have += np.bincount(nodes, gains, len(self.have)).astype(np.int64)
+        else:
             np.add.at(self.have, nodes, gains)
-            self.total += int(gains[self.held[nodes] == 0].sum())
+        return int(gains[self.held[nodes] == 0].sum())
 
     def _scan(self, lo: int, hi: int) -> tuple[float, Alloc] | None:
         """The returns ``lo:hi`` under the same blocks: try each time at which the unblocked
         nodes first cover the job (and later ones while placement fails)."""
         if hi <= lo:
             return None
-        times = self.times
-        nodes, gains = self.nodes[lo:hi], self.gains[lo:hi]
-        cumulative = self.total + np.cumsum(gains * (self.held[nodes] == 0))
+        times = self.times[lo:hi]
+        unblocked = self.gains[lo:hi] * (self.held[self.nodes[lo:hi]] == 0)
+        cumulative = self.total + np.cumsum(unblocked)
         j = int(np.searchsorted(cumulative, self.need))
+        done = 0
         while j < hi - lo:
-            t = float(times[lo + j])
+            t = float(times[j])
+            k = int(np.searchsorted(times, t, side="right"))  # (every return at t)
+            self._add(lo + done, lo + k)
+            done = k
+            self.total = int(cumulative[k - 1])
             alloc = self._try(t)
             if alloc is not None:
                 return t, alloc
-            j = int(np.searchsorted(times[lo:hi], t, side="right"))
-        np.add.at(self.have, nodes, gains)
+            j = k
+        self._add(lo + done, hi)
         self.total = int(cumulative[-1])
         return None
 
     def _try(self, t: float) -> Alloc | None:
         """Place the job at ``t`` on what is free then, off the blocked nodes."""
-        state = self.state_at(t)
-        blocked = np.flatnonzero(self.held)
-        if len(blocked):
-            state = _without(state, [blocked])
-        return place(self.plan.parts, self.demand, state, self.free_now)
+        plan = self.plan
+        blocked = self.held > 0
+        if self.cores_only:
+            cores = self.have.copy()
+            cores[blocked] = 0
+            state = Free(cores, plan.work.gpus, plan.work.memory)
+        else:
+            if self.state_at is None:
+                self.state_at = plan._walk()
+            state = self.state_at(t)
+            if blocked.any():
+                state = _without(state, [np.flatnonzero(blocked)])
+        return place(plan.parts, self.demand, state, self.free_now)
 
 
 def levels(node_pass: NodePass, part: int) -> tuple[np.ndarray, np.ndarray]:
