@@ -316,14 +316,10 @@ def draw_gantt(
     extent = (low / DAY, high / DAY, 0.0, float(rows))
     how = "patches" if len(rects) <= max_patches else "raster"
     if how == "patches":
-        verts = np.stack(
-            [np.column_stack([rects.t0 / DAY, rects.y0]), np.column_stack([rects.t1 / DAY, rects.y0]),
-             np.column_stack([rects.t1 / DAY, rects.y1]), np.column_stack([rects.t0 / DAY, rects.y1])],
-            axis=1,
-        )  # fmt: skip
+        verts = _quads(rects.t0 / DAY, rects.t1 / DAY, rects.y0, rects.y1)
         face = np.column_stack([colors[code[rects.job]], 0.35 + 0.6 * rects.weight])
         ax.add_collection(
-            PolyCollection(verts, facecolors=face, edgecolors="white", linewidths=0.3)
+            PolyCollection(list(verts), facecolors=face, edgecolors="white", linewidths=0.3)
         )
     else:
         days = Rects(rects.job, rects.t0 / DAY, rects.t1 / DAY, rects.y0, rects.y1, rects.weight)
@@ -341,6 +337,12 @@ def draw_gantt(
             ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0),
                       frameon=False)  # fmt: skip
     return how
+
+
+def _quads(t0: np.ndarray, t1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
+    """Rectangles as the (n, 4, 2) vertices a PolyCollection takes."""
+    return np.stack([np.column_stack(corner) for corner in
+                     ((t0, y0), (t1, y0), (t1, y1), (t0, y1))], axis=1)  # fmt: skip
 
 
 def _draw_outages(
@@ -361,11 +363,9 @@ def _draw_outages(
     node, down, up, kind = (outages.node[keep], outages.down[keep] / DAY, outages.up[keep] / DAY,
                             outages.kind[keep])  # fmt: skip
     if len(node) <= max_patches:
-        verts = np.stack([np.column_stack([down, node]), np.column_stack([up, node]),
-                          np.column_stack([up, node + 1]), np.column_stack([down, node + 1])],
-                         axis=1)  # fmt: skip
+        verts = _quads(down, up, node, node + 1)
         face = np.column_stack([_rgb(OUTAGE_COLORS)[kind], np.full(len(node), 0.45)])
-        ax.add_collection(PolyCollection(verts, facecolors=face, edgecolors="none"))
+        ax.add_collection(PolyCollection(list(verts), facecolors=face, edgecolors="none"))
         return
     rects = Rects(node, down, up, node.astype(np.float64), node + 1.0, np.ones(len(node)))
     image = coverage_image(rects, _rgb(OUTAGE_COLORS)[kind], extent, pixels)

@@ -134,7 +134,7 @@ class RunView:
                     result.decisions["id"],
                     result.decisions["started_by"].tolist(),
                 )
-            ),  # fmt: skip
+            ),
             per_partition=_rows(result.per_partition),
             per_account=_rows(result.per_account),
             platform_stats=dict(result.platform_stats),
