@@ -316,7 +316,7 @@ def draw_gantt(
     extent = (low / DAY, high / DAY, 0.0, float(rows))
     how = "patches" if len(rects) <= max_patches else "raster"
     if how == "patches":
-        verts = _quads(rects.t0 / DAY, rects.t1 / DAY, rects.y0, rects.y1)
+        verts = quads(rects.t0 / DAY, rects.t1 / DAY, rects.y0, rects.y1)
         face = np.column_stack([colors[code[rects.job]], 0.35 + 0.6 * rects.weight])
         ax.add_collection(
             PolyCollection(list(verts), facecolors=face, edgecolors="white", linewidths=0.3)
@@ -339,7 +339,7 @@ def draw_gantt(
     return how
 
 
-def _quads(t0: np.ndarray, t1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
+def quads(t0: np.ndarray, t1: np.ndarray, y0: np.ndarray, y1: np.ndarray) -> np.ndarray:
     """Rectangles as the (n, 4, 2) vertices a PolyCollection takes."""
     return np.stack([np.column_stack(corner) for corner in
                      ((t0, y0), (t1, y0), (t1, y1), (t0, y1))], axis=1)  # fmt: skip
@@ -363,7 +363,7 @@ def _draw_outages(
     node, down, up, kind = (outages.node[keep], outages.down[keep] / DAY, outages.up[keep] / DAY,
                             outages.kind[keep])  # fmt: skip
     if len(node) <= max_patches:
-        verts = _quads(down, up, node, node + 1)
+        verts = quads(down, up, node, node + 1)
         face = np.column_stack([_rgb(OUTAGE_COLORS)[kind], np.full(len(node), 0.45)])
         ax.add_collection(PolyCollection(list(verts), facecolors=face, edgecolors="none"))
         return

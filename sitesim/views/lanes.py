@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from sitesim.errors import SitesimError
+from sitesim.views.gantt import quads
 from sitesim.views.run_view import DAY, RunView, clip_window
 
 #: Lanes drawn when no users are named.
@@ -59,7 +60,7 @@ def sessions(view: RunView) -> Sessions:
     first = np.minimum.reduceat(rec["submit"], starts) if len(rec) else np.zeros(0)
     last = np.maximum.reduceat(rec["end"], starts) if len(rec) else np.zeros(0)
     response = rec["response"][ends]
-    a, b = view.pcont
+    b = view.pcont[1]
     slow = b * response / 60.0 >= 1.0  # p_cont(r) = a / (b r + 1) <= a / 2
     return Sessions(rec["user"][starts], first, last, np.diff(np.append(starts, len(rec))),
                     response, slow)  # fmt: skip
@@ -107,9 +108,7 @@ def draw_lanes(
     def bars(t0: np.ndarray, t1: np.ndarray, y: np.ndarray, half: float, color: str) -> None:
         if not len(t0):
             return
-        t0, t1 = t0 / DAY, t1 / DAY
-        verts = np.stack([np.column_stack(c) for c in ((t0, y - half), (t1, y - half),
-                                                        (t1, y + half), (t0, y + half))], axis=1)  # fmt: skip
+        verts = quads(t0 / DAY, t1 / DAY, y - half, y + half)
         ax.add_collection(PolyCollection(list(verts), facecolors=color, edgecolors="none"))
 
     s = sessions(view)
@@ -168,7 +167,9 @@ def lanes_figure(
     for ax, view in zip(axes[:, 0], views, strict=True):
         draw_lanes(ax, view, chosen, window)
         ax.set_title(f"{view.label}: {len(chosen)} users", fontsize=10, loc="left")
-    handles = [Patch(color=COLORS[k], label=k) for k in ("session", "think", "wait", "run")]
+    handles: list[Any] = [
+        Patch(color=COLORS[k], label=k) for k in ("session", "think", "wait", "run")
+    ]
     handles += [
         Line2D([], [], color=COLORS["batch"], marker="|", ls="", label="batch submitted"),
         Line2D([], [], color=COLORS["slow end"], marker="x", ls="",
