@@ -56,9 +56,13 @@ def sessions(view: RunView) -> Sessions:
     new = np.ones(len(rec), bool)
     new[1:] = np.any(key[1:] != key[:-1], axis=1)
     starts = np.flatnonzero(new)
+    if not len(rec):
+        empty = np.zeros(0)
+        return Sessions(empty.astype(np.int64), empty, empty, empty.astype(np.int64), empty,
+                        empty.astype(bool))  # fmt: skip
     ends = np.append(starts[1:], len(rec)) - 1  # the last-submitted job of the last batch
-    first = np.minimum.reduceat(rec["submit"], starts) if len(rec) else np.zeros(0)
-    last = np.maximum.reduceat(rec["end"], starts) if len(rec) else np.zeros(0)
+    first = np.minimum.reduceat(rec["submit"], starts)
+    last = np.maximum.reduceat(rec["end"], starts)
     response = rec["response"][ends]
     b = view.pcont[1]
     slow = b * response / 60.0 >= 1.0  # p_cont(r) = a / (b r + 1) <= a / 2
