@@ -1,0 +1,141 @@
+"""``sitesim report`` as a person uses it: the files it writes, one clear line for bad input,
+and the HTML report opened in a real headless Chromium (skipped, with the reason, where none
+can be had)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from sitesim.cli import main
+
+CHROMIUM = os.environ.get("SITESIM_CHROMIUM", "/usr/bin/chromium")
+#: Headless Chromium in a closed network (see docs/development.md).
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):  # type: ignore[no-untyped-def]
+    out = tmp_path_factory.mktemp("runs") / "demo"
+    argv = ["run", "--users", "12", "--days", "14", "--warmup", "0", "--scheduler", "FCFS,EASY",
+            "--out", str(out), "--report"]  # fmt: skip
+    assert main(argv) == 0
+    return out
+
+
+def test_run_report_writes_an_html_report_into_each_run_folder(runs):
+    for name in ("users-0012-FCFS", "users-0012-EASY"):
+        page = (runs / name / "report.html").read_text()
+        assert page.startswith("<!DOCTYPE html>") and "Bokeh" in page
+        assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"?(https?:)?//", page)
+
+
+def test_report_writes_the_gantt_and_the_lanes(runs, tmp_path, capsys):
+    easy, fcfs = runs / "users-0012-EASY", runs / "users-0012-FCFS"
+    gantt, lanes = tmp_path / "gantt.png", tmp_path / "lanes.png"
+    argv = ["report", str(easy), "--gantt", str(gantt), "--lanes", str(lanes), "--compare",
+            str(fcfs), "--window", "3:10", "--color-by", "state"]  # fmt: skip
+    assert main(argv) == 0
+    assert gantt.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and lanes.stat().st_size > 10_000
+    assert capsys.readouterr().out.startswith("written: ")
+    html = tmp_path / "zoom.html"
+    assert main(["report", str(easy), "--out", str(html), "--window", "5:", "--user", "3"]) == 0
+    assert "1 users (as named)" in html.read_text()
+
+
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str], match: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("sitesim: error: ") and match in err, err
+
+
+def test_bad_run_folders_are_one_line_and_status_2(runs, tmp_path, capsys):
+    easy = runs / "users-0012-EASY"
+    _fails(["report", str(tmp_path / "none")], capsys, "no such run folder")
+    _fails(["report", str(runs)], capsys, "holds several runs (users-0012-EASY, users-0012-FCFS)")
+    half = tmp_path / "half"  # interrupted: results.json (written last) missing
+    half.mkdir()
+    shutil.copy(easy / "jobs.csv", half / "jobs.csv")
+    _fails(["report", str(half)], capsys, "half-written run folder")
+    cut = tmp_path / "cut"  # a file that is not what results.json lists
+    shutil.copytree(easy, cut)
+    with (cut / "jobs.csv").open("r+b") as fh:
+        fh.truncate(1000)
+    _fails(["report", str(cut)], capsys, "jobs.csv: half-written or changed since the run")
+    bare = tmp_path / "bare"  # a sweep's --results-only folder
+    bare.mkdir()
+    document = json.loads((easy / "results.json").read_text())
+    document["files"] = {}
+    (bare / "results.json").write_text(json.dumps(document))
+    _fails(["report", str(bare)], capsys, "holds no per-job records")
+    _fails(["report", str(easy), "--window", "40:50"], capsys, "lies outside the run")
+    _fails(["report", str(easy), "--window", "5"], capsys, "--window 5: give days as A:B")
+    _fails(["report", str(easy), "--color-by", "decision", "--gantt", str(tmp_path / "g.png")],
+           capsys, "records no decisions")  # fmt: skip
+    _fails(["run", "--users", "2", "--days", "2", "--warmup", "0", "--report"], capsys,
+           "--report writes into the run folders: give --out DIR")  # fmt: skip
+
+
+def _browser():  # type: ignore[no-untyped-def]
+    """Playwright driving the system's Chromium, or a skip saying what is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (the dev extra)")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"needs Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)")
+    return sync_api
+
+
+def test_the_report_opens_in_a_browser(runs, tmp_path):
+    sync_api = _browser()
+    page_file = runs / "users-0012-EASY" / "report.html"
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1400})
+            problems: list[str] = []
+            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda err: problems.append(str(err)))
+            page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:"))
+                    else problems.append(f"fetched {r.url}"))  # fmt: skip
+            start = time.perf_counter()
+            page.goto(page_file.as_uri())
+            page.wait_for_function(_PAINTED, arg="gantt", timeout=20_000)
+            opened = time.perf_counter() - start
+            painted = page.evaluate(_PAINTED, "gantt")
+            page.screenshot(path=str(tmp_path / "report.png"))
+        finally:
+            browser.close()
+    assert problems == []
+    assert painted > 0.2, f"the Gantt chart's frame is {100 * painted:.0f} % painted"
+    assert opened < 20  # (the benchmark measures it; here only a hang would fail)
+    assert (tmp_path / "report.png").stat().st_size > 20_000
+
+
+#: The share of the Bokeh plot ``name``'s frame (inside its axes) painted, 0 until it has
+#: rendered: Bokeh draws each plot on canvases inside its element's shadow DOM.
+_PAINTED = """(name) => {
+  if (!window.Bokeh || !Bokeh.documents.length) return 0;
+  const plot = Bokeh.documents[0].get_model_by_name(name);
+  const view = plot && Bokeh.index.get_one(plot);
+  if (!view || !view.canvas_view) return 0;
+  const layer = view.canvas_view.compose();
+  const canvas = layer.canvas || layer;
+  const scale = canvas.width / view.canvas_view.bbox.width;
+  const b = view.frame.bbox;
+  const [x, y] = [Math.round(b.x * scale), Math.round(b.y * scale)];
+  const [w, h] = [Math.round(b.width * scale), Math.round(b.height * scale)];
+  if (w < 10 || h < 10) return 0;
+  const data = canvas.getContext('2d').getImageData(x, y, w, h).data;
+  let painted = 0;
+  for (let i = 0; i < data.length; i += 4)
+    if (data[i + 3] > 0 && (data[i] < 245 || data[i + 1] < 245 || data[i + 2] < 245)) painted++;
+  return painted / (w * h);
+}"""
