@@ -5,22 +5,12 @@ can be had)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import time
-from pathlib import Path
 
 import pytest
 
 from sitesim.cli import main
-
-CHROMIUM = os.environ.get("SITESIM_CHROMIUM", "/usr/bin/chromium")
-#: Headless Chromium in a closed network (see docs/development.md).
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -85,57 +75,14 @@ def test_bad_run_folders_are_one_line_and_status_2(runs, tmp_path, capsys):
            "--report writes into the run folders: give --out DIR")  # fmt: skip
 
 
-def _browser():  # type: ignore[no-untyped-def]
-    """Playwright driving the system's Chromium, or a skip saying what is missing."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (the dev extra)")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"needs Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)")
-    return sync_api
-
-
 def test_the_report_opens_in_a_browser(runs, tmp_path):
-    sync_api = _browser()
-    page_file = runs / "users-0012-EASY" / "report.html"
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1400})
-            problems: list[str] = []
-            page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda err: problems.append(str(err)))
-            page.on("request", lambda r: None if r.url.startswith(("file:", "data:", "blob:"))
-                    else problems.append(f"fetched {r.url}"))  # fmt: skip
-            start = time.perf_counter()
-            page.goto(page_file.as_uri())
-            page.wait_for_function(_PAINTED, arg="gantt", timeout=20_000)
-            opened = time.perf_counter() - start
-            painted = page.evaluate(_PAINTED, "gantt")
-            page.screenshot(path=str(tmp_path / "report.png"))
-        finally:
-            browser.close()
-    assert problems == []
-    assert painted > 0.2, f"the Gantt chart's frame is {100 * painted:.0f} % painted"
-    assert opened < 20  # (the benchmark measures it; here only a hang would fail)
-    assert (tmp_path / "report.png").stat().st_size > 20_000
+    from sitesim.views.browser import browser_missing, open_report
 
-
-#: The share of the Bokeh plot ``name``'s frame (inside its axes) painted, 0 until it has
-#: rendered: Bokeh draws each plot on canvases inside its element's shadow DOM.
-_PAINTED = """(name) => {
-  if (!window.Bokeh || !Bokeh.documents.length) return 0;
-  const plot = Bokeh.documents[0].get_model_by_name(name);
-  const view = plot && Bokeh.index.get_one(plot);
-  if (!view || !view.canvas_view) return 0;
-  const layer = view.canvas_view.compose();
-  const canvas = layer.canvas || layer;
-  const scale = canvas.width / view.canvas_view.bbox.width;
-  const b = view.frame.bbox;
-  const [x, y] = [Math.round(b.x * scale), Math.round(b.y * scale)];
-  const [w, h] = [Math.round(b.width * scale), Math.round(b.height * scale)];
-  if (w < 10 || h < 10) return 0;
-  const data = canvas.getContext('2d').getImageData(x, y, w, h).data;
-  let painted = 0;
-  for (let i = 0; i < data.length; i += 4)
-    if (data[i + 3] > 0 && (data[i] < 245 || data[i + 1] < 245 || data[i + 2] < 245)) painted++;
-  return painted / (w * h);
-}"""
+    if (missing := browser_missing()) is not None:
+        pytest.skip(missing)
+    shot = tmp_path / "report.png"
+    opened = open_report(runs / "users-0012-EASY" / "report.html", screenshot=shot)
+    assert opened.problems == []
+    assert opened.painted > 0.2, f"the Gantt chart's frame is {100 * opened.painted:.0f} % painted"
+    assert opened.seconds < 20  # (the benchmark measures it; here only a hang would fail)
+    assert shot.stat().st_size > 20_000
