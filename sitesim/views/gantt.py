@@ -384,9 +384,6 @@ def gantt_figure(
 ) -> Any:
     """A figure holding the Gantt chart of ``view``, saved as PNG to ``path`` when given
     (atomically); returns the figure (closed when saved)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from sitesim.figures import save

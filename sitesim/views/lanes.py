@@ -155,9 +155,6 @@ def lanes_figure(
 ) -> Any:
     """One panel of lanes per run (the same users in each, chosen in the first), one above
     the other on a shared time axis; saved as PNG to ``path`` when given."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
