@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +88,20 @@ def test_the_report_opens_in_a_browser(runs, tmp_path):
     assert opened.painted > 0.2, f"the Gantt chart's frame is {100 * opened.painted:.0f} % painted"
     assert opened.seconds < 20  # (the benchmark measures it; here only a hang would fail)
     assert shot.stat().st_size > 20_000
+
+
+def test_the_how_to_commands_run_in_order(tmp_path, monkeypatch, capsys):
+    """docs/howto/look-at-a-run.md: its sitesim commands, one after the other, as a reader
+    types them (each reads the folders the ones before wrote)."""
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "howto" / "look-at-a-run.md").read_text()
+    lines = [line for block in re.findall(r"^```sh\n(.*?)^```$", page, re.S | re.M)
+             for line in block.splitlines() if line.startswith("sitesim ")]  # fmt: skip
+    assert len(lines) == 7
+    monkeypatch.chdir(tmp_path)
+    for line in lines:
+        args = [arg.replace("docs/", f"{root}/docs/", 1) for arg in shlex.split(line)[1:]]
+        assert main(args) == 0, line
+    for written in ("runs/demo/users-0020-EASY/report.html", "gantt.png", "lanes.png",
+                    "runs/reported/users-0020-FCFS/report.html", "slurm.png"):  # fmt: skip
+        assert (tmp_path / written).stat().st_size > 10_000, written
