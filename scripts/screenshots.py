@@ -1,24 +1,31 @@
-"""Rebuild the pictures of runs in the docs (docs/figures/): the tutorial's first run as a Gantt
-chart and as its users' lanes, and the HTML report as headless Chromium shows it.
+"""Rebuild the pictures of runs in the docs: the tutorial's first run as a Gantt chart and as
+its users' lanes, the HTML report as headless Chromium shows it (docs/figures/), and the
+teaching demo's Gantt charts and lanes (docs/results/figures/).
 
     python scripts/screenshots.py
 
-It runs, in a temporary folder, what the tutorial shows (section 6): the 20 users of the first
+It runs, in a temporary folder, what the tutorial shows (section 5): the 20 users of the first
 run for 91 days under FCFS and EASY, ``sitesim report`` of each; then opens EASY's report in
-the system's Chromium (see docs/development.md) for the screenshot. Needs the dev extra.
+the system's Chromium (see docs/development.md) for the screenshot; then the teaching demo's
+one seed. Needs the dev extra.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 from sitesim.cli import main
 from sitesim.views.browser import browser_missing, open_report
 
-FIGURES = Path(__file__).resolve().parents[1] / "docs" / "figures"
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ROOT / "docs" / "figures"
+RESULTS = ROOT / "docs" / "results" / "figures"
 
 
 def sitesim(*args: str) -> None:
@@ -46,7 +53,21 @@ def run() -> int:
             print(f"the report showed problems: {opened.problems}", file=sys.stderr)
             return 1
         print(f"{shot} written (Gantt painted in {opened.seconds:.2f} s)")
+        demo = Path("demo")
+        teaching_demo().main(["--seeds", "1", "--out", str(demo)])
+        for name in ("gantt", "lanes"):
+            shutil.copyfile(demo / f"{name}.png", RESULTS / f"teaching-demo-{name}.png")
+        print(f"teaching-demo-gantt.png and teaching-demo-lanes.png written to {RESULTS}")
     return 0
+
+
+def teaching_demo() -> ModuleType:
+    path = ROOT / "scenarios" / "teaching_demo.py"
+    spec = importlib.util.spec_from_file_location("teaching_demo", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 if __name__ == "__main__":
