@@ -105,3 +105,17 @@ def test_the_how_to_commands_run_in_order(tmp_path, monkeypatch, capsys):
     for written in ("runs/demo/users-0020-EASY/report.html", "gantt.png", "lanes.png",
                     "runs/reported/users-0020-FCFS/report.html", "slurm.png"):  # fmt: skip
         assert (tmp_path / written).stat().st_size > 10_000, written
+
+
+def test_a_report_past_its_rectangle_limit_shows_the_density_image(runs, tmp_path, monkeypatch):
+    from sitesim.views import html
+    from sitesim.views.browser import browser_missing, open_report
+    from sitesim.views.run_view import read_run
+
+    monkeypatch.setattr(html, "MAX_QUADS", 100)
+    page = html.write_report(read_run(runs / "users-0012-EASY"), tmp_path / "dense.html")
+    assert "drawn as density" in page.read_text()
+    if (missing := browser_missing()) is not None:
+        pytest.skip(missing)
+    opened = open_report(page)
+    assert opened.problems == [] and opened.painted > 0.2

@@ -189,7 +189,7 @@ def categories(view: RunView, color_by: ColorBy) -> tuple[np.ndarray, list[str]]
     raise SitesimError(f"colour by {color_by!r}: one of {', '.join(COLOR_BY)}")
 
 
-def _rgb(colors: tuple[str, ...] | list[str]) -> np.ndarray:
+def rgb(colors: tuple[str, ...] | list[str]) -> np.ndarray:
     """Hex colours as an (n, 3) float array in [0, 1]."""
     return np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in colors])
 
@@ -278,6 +278,17 @@ def coverage_image(
     return np.concatenate([np.clip(rgb, 0, 1), np.clip(covered, 0, 1)[..., None]], axis=-1)
 
 
+def density_image(
+    rects: Rects,
+    colors: np.ndarray,
+    extent: tuple[float, float, float, float],
+    shape: tuple[int, int],
+) -> np.ndarray:
+    """:func:`coverage_image` of rectangles timed in seconds over an extent in days."""
+    days = Rects(rects.job, rects.t0 / DAY, rects.t1 / DAY, rects.y0, rects.y1, rects.weight)
+    return coverage_image(days, colors, extent, shape)
+
+
 # -- drawing ---------------------------------------------------------------------------------------
 def draw_gantt(
     ax: Any,
@@ -309,7 +320,7 @@ def draw_gantt(
 
     low, high = clip_window(view, window)
     code, names = categories(view, color_by)
-    colors = _rgb(palette(len(names)))
+    colors = rgb(palette(len(names)))
     rects = job_rects(view)
     rects = rects.take((rects.t1 > low) & (rects.t0 < high))
     rows = view.nodes
@@ -322,8 +333,7 @@ def draw_gantt(
             PolyCollection(list(verts), facecolors=face, edgecolors="white", linewidths=0.3)
         )
     else:
-        days = Rects(rects.job, rects.t0 / DAY, rects.t1 / DAY, rects.y0, rects.y1, rects.weight)
-        image = coverage_image(days, colors[code[rects.job]], extent, pixels)
+        image = density_image(rects, colors[code[rects.job]], extent, pixels)
         ax.imshow(image, extent=extent, origin="lower", aspect="auto", interpolation="nearest")
     _draw_outages(ax, view, (low, high), extent, pixels, max_patches)
     ax.set_xlim(extent[0], extent[1])
@@ -364,11 +374,11 @@ def _draw_outages(
                             outages.kind[keep])  # fmt: skip
     if len(node) <= max_patches:
         verts = quads(down, up, node, node + 1)
-        face = np.column_stack([_rgb(OUTAGE_COLORS)[kind], np.full(len(node), 0.45)])
+        face = np.column_stack([rgb(OUTAGE_COLORS)[kind], np.full(len(node), 0.45)])
         ax.add_collection(PolyCollection(list(verts), facecolors=face, edgecolors="none"))
         return
     rects = Rects(node, down, up, node.astype(np.float64), node + 1.0, np.ones(len(node)))
-    image = coverage_image(rects, _rgb(OUTAGE_COLORS)[kind], extent, pixels)
+    image = coverage_image(rects, rgb(OUTAGE_COLORS)[kind], extent, pixels)
     image[..., 3] *= 0.45
     ax.imshow(image, extent=extent, origin="lower", aspect="auto", interpolation="nearest")
 

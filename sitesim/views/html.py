@@ -159,12 +159,10 @@ def _gantt_plot(view: RunView, color_by: gantt.ColorBy, window: tuple[float, flo
     else:
         shape = (700, 1600)
         extent = (low / DAY, high / DAY, 0.0, float(rows))
-        days = gantt.Rects(rects.job, rects.t0 / DAY, rects.t1 / DAY, rects.y0, rects.y1,
-                           rects.weight)  # fmt: skip
-        image = gantt.coverage_image(days, gantt._rgb(gantt.palette(len(names)))[code[rects.job]],
-                                     extent, shape)  # fmt: skip
-        rgba = (np.clip(image, 0, 1) * 255).astype(np.uint8)
-        fig.image_rgba(image=[rgba.view(np.uint32)[..., 0]], x=extent[0], y=0,
+        colors = gantt.rgb(gantt.palette(len(names)))[code[rects.job]]
+        image = gantt.density_image(rects, colors, extent, shape)
+        rgba = np.ascontiguousarray(np.round(np.clip(image, 0, 1) * 255), dtype=np.uint8)
+        fig.image_rgba(image=[rgba.view(np.uint32).reshape(shape)], x=extent[0], y=0,
                        dw=extent[1] - extent[0], dh=rows)  # fmt: skip
         fig.title.text = (
             f"{len(rects):,} rectangles drawn as density (each pixel the share of its area in "
