@@ -256,7 +256,8 @@ def _header(view: RunView) -> str:
     return (
         f"<style>{_CSS}</style><h1>{html.escape(view.label)} on {html.escape(where)}</h1>"
         f"<p>{html.escape(view.source or 'a run in memory')}; sitesim {__version__}. "
-        "Zoom with the mouse wheel (time) or a box; hover a job for its details.</p>"
+        "Zoom with the mouse wheel (time) or a box; hover a job (or a timeline) for its "
+        "details.</p>"
         f"<h2>Summary</h2><table class=t>{rows}{stats}</table><h2>Gantt chart</h2>"
     )
 
