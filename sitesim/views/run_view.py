@@ -16,7 +16,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from sitesim.report import (
 )
 from sitesim.schedulers.base import scheduler_label
 from sitesim.site import SiteResult
+
+if TYPE_CHECKING:
+    from sitesim.downtime import Outages
 
 DAY = 86_400.0
 #: What started a job (:attr:`RunView.started_by`): not recorded, Slurm's main scheduler, its
@@ -170,7 +173,7 @@ class RunView:
         """Rows of the Gantt chart: the platform's nodes, else the processors."""
         return self.platform.nodes if self.platform is not None else self.procs
 
-    def outages(self) -> Any:
+    def outages(self) -> Outages | None:
         """The platform's maintenance windows and failures up to the last end
         (:class:`sitesim.downtime.Outages`), drawn again from the run's seed exactly as the
         run drew them; None without downtime."""
