@@ -17,6 +17,7 @@ from sitesim.cli import main
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):  # type: ignore[no-untyped-def]
+    pytest.importorskip("bokeh", reason="the HTML report needs Bokeh (the report extra)")
     out = tmp_path_factory.mktemp("runs") / "demo"
     argv = ["run", "--users", "12", "--days", "14", "--warmup", "0", "--scheduler", "FCFS,EASY",
             "--out", str(out), "--report"]  # fmt: skip
