@@ -19,7 +19,7 @@ examples:
   sitesim report runs/sp2/EASY --window 100:103 --out sp2-days-100-103.html
   sitesim report runs/sp2/EASY --gantt gantt.png --color-by state
   sitesim report runs/demo/users-0020-EASY --compare runs/demo/users-0020-FCFS --lanes users.png
-  sitesim report runs/slurm --color-by decision         # Slurm's main pass or its backfill
+  sitesim report runs/slurm/users-0020-SLURM --color-by decision   # main pass or backfill
 
 RUN is a folder a run wrote (sitesim run, replay or sweep with --out); it must be complete:
 results.json lists every file with its size and sha256. The HTML report is one file with
