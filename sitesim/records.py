@@ -14,6 +14,7 @@ schedulers saw; NaN for jobs without one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from itertools import chain
 from operator import attrgetter
@@ -102,6 +103,38 @@ def format_value(value: float) -> str:
     if float(value).is_integer():
         return str(int(value))
     return repr(float(value))
+
+
+def read_records_csv(text: str, where: str = "jobs.csv") -> np.ndarray:
+    """The records a :func:`records_csv` text holds (its inverse: empty cells are NaN, states
+    by name), parsed by NumPy in one pass.
+
+    Raises:
+        ValueError: not the columns :data:`JOB_DTYPE` names, or a cell that is not a number
+            (the message names ``where``).
+    """
+    header, _, body = text.partition("\n")
+    names = JOB_DTYPE.names or ()
+    if tuple(header.strip().split(",")) != names:
+        raise ValueError(f"{where}: not a jobs.csv (its header is not {','.join(names[:4])},...)")
+    for state in JobState:
+        body = body.replace(f",{state.name.lower()},", f",{state.value},")
+    body = _EMPTY_CELL.sub(",nan", body)
+    rec = np.zeros(body.count("\n"), dtype=JOB_DTYPE)
+    if not len(rec):
+        return rec
+    try:
+        values = np.loadtxt(body.splitlines(), delimiter=",", ndmin=2, dtype=np.float64)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
+    if values.shape != (len(rec), len(names)):
+        raise ValueError(f"{where}: {values.shape[0]:,} rows of {values.shape[1]} columns")
+    for k, name in enumerate(names):
+        rec[name] = values[:, k]
+    return rec
+
+
+_EMPTY_CELL = re.compile(r",(?=,|\n)")
 
 
 def records_csv(records: np.ndarray) -> str:

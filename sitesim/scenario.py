@@ -1,8 +1,9 @@
 """What every experiment script in ``scenarios/`` shares: its options and how it writes results.
 
 Each script takes ``--quick`` (a short version the tests run), ``--out DIR`` (JSON, CSV and PNG
-files, published together), ``--seed S`` (the first seed; replications use S, S+1, ...), and
-the executor options of sweeps (``--serial``, ``--workers N``, ``--dask ...``).
+files, published together), ``--seed S`` (the first seed; replications use S, S+1, ...), and,
+where the runs are large enough to gain from them, the executor options of sweeps
+(``--serial``, ``--workers N``, ``--dask ...``).
 """
 
 from __future__ import annotations
@@ -38,10 +39,12 @@ Result = TypeVar("Result")
 
 
 def parser(
-    doc: str | None, *, replications: tuple[int, int] | None = None
+    doc: str | None, *, replications: tuple[int, int] | None = None, executors: bool = True
 ) -> argparse.ArgumentParser:
     """The standard options of an experiment script; ``doc`` is its module docstring. With
-    ``replications`` (the default count, and that of ``--quick``), ``--seeds N`` too."""
+    ``replications`` (the default count, and that of ``--quick``), ``--seeds N`` too; without
+    ``executors``, no executor options (the runs are too small to gain from a pool: they run
+    one after another in this process)."""
     text = doc or ""
     p = argparse.ArgumentParser(
         description=text.split("\n\n")[0],
@@ -52,7 +55,10 @@ def parser(
     p.add_argument("--out", type=Path, metavar="DIR", help="write JSON, CSV and figures here")
     add_force_option(p)
     p.add_argument("--seed", type=seed_number, default=1, help="the first seed (default 1)")
-    add_executor_options(p)
+    if executors:
+        add_executor_options(p)
+    else:
+        p.set_defaults(executor="serial", workers=None, dask=None)
     if replications is not None:
         full, quick = replications
         p.add_argument(

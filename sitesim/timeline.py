@@ -23,6 +23,8 @@ def mean_level(
 
     Intervals may reach beyond the bins; empty intervals count nothing.
     """
+    if not len(start):
+        return np.zeros(len(edges) - 1)
     times = np.concatenate([start, end])
     steps = np.concatenate([weight, -weight]).astype(np.float64)
     order = np.argsort(times, kind="stable")

@@ -144,10 +144,16 @@ def test_feedback_replay_quick(tmp_path):
 
 
 def test_teaching_demo_quick(tmp_path):
-    data = quick("teaching_demo", tmp_path)
+    demo = load("teaching_demo")
+    assert demo.main(["--quick", "--out", str(tmp_path)]) == 0  # (no executor options)
+    data = json.loads((tmp_path / "teaching_demo.json").read_text())
     assert set(data["hourly"]) == {"FCFS", "EASY"}
     assert len(data["hourly"]["EASY"]["hour"]) == 4 * 24
-    assert (tmp_path / "timeline.png").exists()
+    hourly = (tmp_path / "hourly.csv").read_text().splitlines()
+    assert hourly[0].startswith("scheduler,hour,") and len(hourly) == 1 + 2 * 4 * 24
+    for name in ("timeline.png", "gantt.png", "lanes.png"):
+        assert (tmp_path / name).stat().st_size > 10_000, name
+    assert not (tmp_path / "animation.gif").exists()
     # the multi-seed part: 2 seeds x 2 p_cont settings x 2 schedulers
     assert len(data["runs"]) == 8 and data["seeds"] == [1, 2]
     assert {(r["loops"], r["scheduler"]) for r in data["means"]} == {
@@ -160,6 +166,28 @@ def test_teaching_demo_quick(tmp_path):
     assert [first[s]["jobs"] for s in ("FCFS", "EASY")] == [r["jobs"] for r in data["summary"]]
     for held in data["blocking"].values():
         assert all(j["size"] >= 64 and j["runtime_h"] >= 12 for j in held)
+
+
+def test_teaching_demo_options(tmp_path, capsys):
+    from PIL import Image
+
+    demo = load("teaching_demo")
+    argv = ["--quick", "--users", "6", "--days", "3", "--scheduler", "EASY,CONSERVATIVE",
+            "--seeds", "1", "--animate", "--out", str(tmp_path)]  # fmt: skip
+    assert demo.main(argv) == 0
+    data = json.loads((tmp_path / "teaching_demo.json").read_text())
+    assert (
+        data["users"] == 6 and data["days"] == 3 and data["schedulers"] == ["EASY", "CONSERVATIVE"]
+    )
+    assert {r["scheduler"] for r in data["runs"]} == {"EASY", "CONSERVATIVE"}
+    assert "CONSERVATIVE's gain over EASY" in capsys.readouterr().out
+    with Image.open(tmp_path / "animation.gif") as gif:
+        assert gif.n_frames == 3 * 8 + 1  # a frame every 3 simulated hours
+    for bad, says in ((["--scheduler", "EASY"], "give two schedulers"), (["--animate"], "--out")):
+        assert demo.main(["--quick", *bad]) == 2
+        assert says in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # the executor options are gone: the runs are small
+        demo.main(["--quick", "--serial"])
 
 
 def test_maintenance_quick(tmp_path):

@@ -11,4 +11,5 @@ COMMANDS = {
     "analyze": "uncover user behaviour (think times, sessions, feedback) from SWF traces",
     "profile": "build a workload profile (JSON) from SWF traces",
     "utility": "utility functions: augment a trace with them",
+    "report": "look at a run: an HTML report, its Gantt chart, its users' lanes",
 }

@@ -18,6 +18,7 @@ from sitesim.commands.arguments import (
     scheduler_names,
     seed_number,
 )
+from sitesim.commands.report import REPORT_NAME, add_report_option, check_report
 from sitesim.compare import METRICS, compare
 from sitesim.config import WARMUP_DAYS, SiteConfig
 from sitesim.errors import ConfigError
@@ -89,6 +90,11 @@ def add_parser(commands: Any) -> None:
     add_executor_options(p)
     p.add_argument("--out", type=Path, metavar="DIR", help="write CSV, JSON and the figure here")
     add_force_option(p)
+    add_report_option(
+        p,
+        "report.html: the first seed's closed runs at the first user count, "
+        "the first scheduler's with both schedulers' users side by side",
+    )
     p.set_defaults(func=run)
 
 
@@ -119,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     users = user_counts(args.users, args.step)
     days = numbers(args.days, "days")
     site = SiteConfig(model=args.model, procs=args.procs, warmup_days=args.warmup, days=max(days))
+    check_report(args)
     check_out(args)
     with ProgressBar("compare") as bar:
         rows = compare(
@@ -142,7 +149,21 @@ def run(args: argparse.Namespace) -> int:
             compare_figure(summary, staging / "compare.png")
             atomic_write(staging / "compare.json", to_json({"runs": rows, "summary": summary}))
         print(f"compare.csv, summary.csv, compare.json and compare.png written to {args.out}")
+    if args.report:
+        _report(args.out, site.replace(users=users[0], seed=args.seed), args.schedulers)
     return 0
+
+
+def _report(out: Path, site: SiteConfig, schedulers: list[str]) -> None:
+    """report.html of the closed runs of the first point: the first scheduler's run, with
+    the same users under the second beside it in the lanes."""
+    from sitesim.runner import run as run_config
+    from sitesim.views.html import write_report
+    from sitesim.views.run_view import RunView
+
+    views = [RunView.from_result(run_config(site.replace(scheduler=name))) for name in schedulers]
+    write_report(views[0], out / REPORT_NAME, others=views[1:])
+    print(f"{REPORT_NAME} ({site.users} users, seed {site.seed}) written to {out}")
 
 
 def _row(entry: dict[str, Any]) -> list[Any]:

@@ -24,6 +24,7 @@ from sitesim.commands.arguments import (
     seed_number,
     unit_interval,
 )
+from sitesim.commands.report import add_report_option, check_report, write_reports
 from sitesim.config import ReplayConfig
 from sitesim.errors import ConfigError
 from sitesim.output import atomic_write
@@ -179,6 +180,7 @@ def add_parser(commands: Any) -> None:
     p.set_defaults(think=None, threshold=None)  # (to tell them given without --feedback)
     p.add_argument("--out", type=Path, metavar="DIR", help="write SWF, results.json and CSV here")
     add_force_option(p)
+    add_report_option(p)
     p.set_defaults(func=run)
 
 
@@ -188,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and not args.feedback:
             raise ConfigError(f"{option} applies to --feedback only (how it infers dependencies)")
     check_out(args, clear=False)
+    check_report(args)
     trace = read_swf(args.trace)
     check_replay(len(trace), write=args.out is not None)
     if args.procs is not None and args.platform is not None:
@@ -245,6 +248,9 @@ def run(args: argparse.Namespace) -> int:
         if len(settings) > 1:
             atomic_write(args.out / RUNS_NAME, csv_text([flat_row(r) for r in results]))
         print(f"outputs written to {args.out}")
+    if args.report:
+        many = len(settings) > 1
+        write_reports(args.out, [args.out / s["scheduler"] if many else args.out for s in settings])
     return 0
 
 

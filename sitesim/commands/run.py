@@ -21,6 +21,7 @@ from sitesim.commands.arguments import (
     scheduler_options,
     seed_number,
 )
+from sitesim.commands.report import add_report_option, check_report, write_reports
 from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import CycleShares
@@ -235,6 +236,7 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("--out", type=Path, metavar="DIR", help="write each run's outputs here")
     add_force_option(p)
+    add_report_option(p)
     p.set_defaults(func=run)
 
 
@@ -283,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
         for settings in scheduler_options(args)
     ]
     check_site_run(max(configs, key=lambda c: c.users), write=args.out is not None)
+    check_report(args)
     check_out(args)  # (with --force, the folder is emptied now: after every check)
     results = _run_all(configs, args.out, args.utility)
     print(table(RUN_COLUMNS, [run_row(r) for r in results]))
@@ -294,6 +297,8 @@ def run(args: argparse.Namespace) -> int:
         print(table(("Users", *UTILITY_COLUMNS), [[c.users, *utility_row(r)] for c, r in pairs]))
     if args.out is not None:
         print(f"outputs written to {args.out}")
+    if args.report:
+        write_reports(args.out, [_folder(args.out, config) for config in configs])
     return 0
 
 

@@ -11,11 +11,12 @@ from typing import Any
 from sitesim.budget import check_plan, check_sweep
 from sitesim.commands import COMMANDS
 from sitesim.commands.arguments import add_executor_options, progress_report
+from sitesim.commands.report import add_report_option, check_report, write_reports
 from sitesim.errors import ConfigError
 from sitesim.executors import available_cores
 from sitesim.output import check_output_folder
 from sitesim.progress import ProgressBar
-from sitesim.report import RUNS_NAME, table
+from sitesim.report import RESULTS_NAME, RUNS_NAME, table
 from sitesim.sweeps import SUMMARY_CSV, SweepPlan, sweep
 
 EPILOG = f"""\
@@ -77,6 +78,7 @@ def add_parser(commands: Any) -> None:
         help="write only each run's results.json (no SWF, jobs.csv, users.csv)",
     )
     p.add_argument("--dry-run", action="store_true", help="list the runs, run nothing")
+    add_report_option(p)
     p.set_defaults(func=run)
 
 
@@ -93,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         raise ConfigError(f"{args.sweep_file}: name an output folder with --out (or out = ...)")
     check_output_folder(out)
+    if args.report and args.results_only:
+        raise ConfigError("--report draws each run's jobs: it cannot go with --results-only")
+    check_report(argparse.Namespace(report=args.report, out=out))
     local = args.executor == "process" or args.dask in (None, "local")  # (workers here)
     workers = 1 if args.executor == "serial" else (args.workers or available_cores())
     if local:
@@ -120,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         f"{len(result.runs)} of {len(runs)} runs complete ({result.resumed} found complete, "
         f"{ran} run now); {RUNS_NAME} and {SUMMARY_CSV} written to {out}"
     )
+    if args.report:
+        done = [out / planned.name for planned in runs]
+        write_reports(out, [folder for folder in done if (folder / RESULTS_NAME).exists()])
     for name, error in result.failed:
         last = error.strip().splitlines()[-1] if error.strip() else "unknown error"
         print(

@@ -1,0 +1,223 @@
+"""Views of a run: the records read back, the Gantt chart's rows and raster, the sessions of
+the user lanes, and the figures (from a run in memory and from its folder alike)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sitesim.config import SiteConfig
+from sitesim.errors import SitesimError
+from sitesim.records import JOB_DTYPE, read_records_csv, records_csv
+from sitesim.report import write_outputs
+from sitesim.runner import run
+from sitesim.views.gantt import (
+    categories,
+    coverage_image,
+    draw_gantt,
+    job_rects,
+    processor_rows,
+    rasterize,
+)
+from sitesim.views.lanes import lanes_figure, pick_users, sessions
+from sitesim.views.run_view import (
+    BACKFILL,
+    DAY,
+    MAIN,
+    RunView,
+    clip_window,
+    parse_window,
+    read_run,
+)
+
+PLATFORM = """\
+name = "tiny"
+[[nodes]]
+type = "cpu"
+count = 12
+cores = 8
+[[nodes]]
+type = "fat"
+count = 4
+cores = 16
+[[partitions]]
+name = "batch"
+nodes = ["cpu"]
+[[partitions]]
+name = "shared"
+nodes = ["fat"]
+allocation = "shared"
+[downtime]
+[[downtime.maintenance]]
+start = "1-08:00:00"
+duration = "6:00:00"
+every = "2-00:00:00"
+nodes = ["0-5"]
+[downtime.failures]
+mtbf = "5-00:00:00"
+mttr = "3:00:00"
+"""
+
+
+@pytest.fixture(scope="module")
+def demo() -> RunView:
+    return RunView.from_result(
+        run(SiteConfig(users=8, scheduler="EASY", days=7, warmup_days=0, seed=3))
+    )
+
+
+@pytest.fixture(scope="module")
+def slurm_run(tmp_path_factory):  # type: ignore[no-untyped-def]
+    folder = tmp_path_factory.mktemp("slurm")
+    (folder / "tiny.toml").write_text(PLATFORM)
+    config = SiteConfig(users=8, scheduler="SLURM", days=7, warmup_days=0, seed=2,
+                        platform=str(folder / "tiny.toml"))  # fmt: skip
+    result = run(config)
+    write_outputs(folder / "run", result, users=True)
+    return result, folder / "run"
+
+
+def test_records_csv_reads_back_exactly(demo):
+    rec = demo.records
+    again = read_records_csv(records_csv(rec))
+    assert again.dtype == rec.dtype
+    for name in rec.dtype.names:
+        assert np.array_equal(again[name], rec[name], equal_nan=True), name
+
+
+def test_a_run_folder_reads_back_as_the_run_in_memory(slurm_run):
+    result, folder = slurm_run
+    memory, disk = RunView.from_result(result), read_run(folder)
+    assert disk.label == memory.label and disk.procs == memory.procs
+    for name in ("partition", "cores", "requeues", "started_by"):
+        assert np.array_equal(getattr(disk, name), getattr(memory, name)), name
+    for name in ("job", "first", "last"):
+        assert np.array_equal(getattr(disk.spans, name), getattr(memory.spans, name))
+    assert disk.accounts == memory.accounts and disk.accounts
+    assert set(np.unique(disk.started_by[disk.ran]).tolist()) <= {MAIN, BACKFILL}
+    outages = disk.outages()
+    assert len(outages) and set(np.unique(outages.kind).tolist()) == {0, 1}
+
+
+def test_processor_rows_never_give_a_processor_twice():
+    rng = np.random.default_rng(5)
+    procs, n = 16, 400
+    # a feasible schedule: jobs placed greedily on a busy-count timeline
+    size = rng.integers(1, procs + 1, n)
+    start = np.cumsum(rng.exponential(30, n))
+    end = start + rng.exponential(200, n)
+    busy = 0
+    keep = []
+    for k in range(n):
+        running = [j for j in keep if end[j] > start[k]]
+        busy = sum(size[j] for j in running)
+        if busy + size[k] <= procs:
+            keep.append(k)
+    keep = np.array(keep)
+    job, first, last = processor_rows(start[keep], end[keep], size[keep], procs)
+    assert np.array_equal(np.bincount(job, weights=last - first, minlength=len(keep)),
+                          size[keep])  # fmt: skip
+    assert first.min() >= 0 and last.max() <= procs
+    t0, t1 = start[keep][job], end[keep][job]
+    for p in range(procs):
+        on = np.flatnonzero((first <= p) & (last > p))
+        order = on[np.argsort(t0[on])]
+        assert np.all(t0[order][1:] >= t1[order][:-1]), f"processor {p} held twice"
+
+
+def test_processor_rows_keep_a_job_in_one_block_when_one_is_free():
+    # 4 processors: A holds 0-1 till 10, B holds 2 till 20; C (2) starts at 10: block 0-1
+    job, first, last = processor_rows(
+        np.array([0.0, 0.0, 10.0]), np.array([10.0, 20.0, 30.0]), np.array([2, 1, 2]), 4
+    )
+    assert list(zip(job.tolist(), first.tolist(), last.tolist(), strict=True)) == [
+        (0, 0, 2), (1, 2, 3), (2, 0, 2)
+    ]  # fmt: skip
+
+
+def test_the_raster_integrates_each_rectangle_exactly():
+    rng = np.random.default_rng(1)
+    n = 300
+    x0 = rng.uniform(-2, 10, n)
+    x1 = x0 + rng.exponential(2, n)
+    y0 = rng.uniform(0, 7, n)
+    y1 = np.minimum(y0 + rng.exponential(1, n), 8)
+    values = rng.uniform(0, 1, (n, 2))
+    image = rasterize(x0, x1, y0, y1, values, (0.0, 8.0, 0.0, 8.0), (16, 32))
+    # brute force: every pixel's overlap with every rectangle
+    xs, ys = np.linspace(0, 8, 33), np.linspace(0, 8, 17)
+    ox = np.clip(np.minimum(x1[:, None], xs[None, 1:]) - np.maximum(x0[:, None], xs[None, :-1]),
+                 0, None) / 0.25  # fmt: skip
+    oy = np.clip(np.minimum(y1[:, None], ys[None, 1:]) - np.maximum(y0[:, None], ys[None, :-1]),
+                 0, None) / 0.5  # fmt: skip
+    expected = np.einsum("ki,kj,kc->jic", ox, oy, values)
+    assert np.allclose(image, expected, atol=1e-9)
+
+
+def test_the_density_image_holds_the_utilization(demo):
+    rects = job_rects(demo)
+    low, high = demo.span
+    _, names = categories(demo, "user")
+    colors = np.tile([[0.2, 0.4, 0.6]], (len(rects), 1))
+    image = coverage_image(rects, colors, (low, high, 0.0, float(demo.procs)), (64, 400))
+    ran = demo.records[demo.ran]
+    used = float((ran["size"] * (ran["end"] - ran["start"])).sum())
+    assert image[..., 3].mean() == pytest.approx(used / (demo.procs * (high - low)), rel=1e-9)
+    covered = image[..., 3] > 0.01
+    assert np.allclose(image[..., :3][covered], [0.2, 0.4, 0.6])
+    assert len(names) == len(np.unique(demo.records["user"]))
+
+
+def test_the_gantt_draws_patches_then_density(demo):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    assert draw_gantt(ax, demo) == "patches"
+    assert draw_gantt(ax, demo, max_patches=10) == "raster"
+    plt.close(fig)
+
+
+def test_colourings_the_run_has_no_data_for_are_refused(demo):
+    for how in ("account", "partition", "decision"):
+        with pytest.raises(SitesimError, match=f"colour by {how}"):
+            categories(demo, how)  # type: ignore[arg-type]
+
+
+def test_sessions_mark_the_ends_after_a_slow_response():
+    rec = np.zeros(4, dtype=JOB_DTYPE)
+    rec["id"] = [1, 2, 3, 4]
+    rec["user"] = [1, 1, 1, 2]
+    rec["session"] = [0, 0, 1, 0]
+    rec["batch"] = [0, 1, 2, 0]
+    rec["submit"] = [0.0, 100.0, 5000.0, 0.0]
+    rec["end"] = [50.0, 1300.0, 5060.0, 70.0]
+    rec["response"] = rec["end"] - rec["submit"]  # 20 min, 1 min, 70 s
+    view = RunView("t", 4, rec, {}, {"pcont_a": 0.8, "pcont_b": 0.05})
+    s = sessions(view)
+    assert s.user.tolist() == [1, 1, 2]
+    assert s.first.tolist() == [0.0, 5000.0, 0.0] and s.last.tolist() == [1300.0, 5060.0, 70.0]
+    assert s.jobs.tolist() == [2, 1, 1]
+    assert s.slow.tolist() == [True, False, False]  # b r = 0.05 x 20 min = 1
+
+
+def test_windows_and_users(demo):
+    assert parse_window("2:3") == (2 * DAY, 3 * DAY)
+    assert np.isnan(parse_window("2:")[1])
+    for bad in ("3", "3:2", "a:b"):
+        with pytest.raises(SitesimError, match="--window"):
+            parse_window(bad)
+    with pytest.raises(SitesimError, match="lies outside the run"):
+        clip_window(demo, (30 * DAY, 40 * DAY))
+    assert len(pick_users(demo, sample=3)) == 3
+    with pytest.raises(SitesimError, match="user 999 has no jobs"):
+        pick_users(demo, [999])
+
+
+def test_lanes_draw_two_runs_of_the_same_users(demo, tmp_path):
+    other = RunView.from_result(
+        run(SiteConfig(users=8, scheduler="FCFS", days=7, warmup_days=0, seed=3))
+    )
+    path = tmp_path / "lanes.png"
+    fig = lanes_figure([demo, other], sample=5, path=path)
+    assert path.stat().st_size > 10_000
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["EASY: 5 users", "FCFS: 5 users"]
