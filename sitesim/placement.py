@@ -140,6 +140,10 @@ class Partitions:
                 if (mask & self.member[j]).any():
                     old, new = self.group[k], self.group[j]
                     self.group = [new if g == old else g for g in self.group]
+        #: Per node, its partitions' group (-1: in no partition).
+        self.node_group = np.full(platform.nodes, -1, dtype=np.int64)
+        for k, nodes in enumerate(self.nodes):
+            self.node_group[nodes] = self.group[k]
 
 
 def place(

@@ -25,7 +25,7 @@ job: a necessary condition, so the placement, the exact test, runs once or a few
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -52,10 +52,7 @@ class SlurmNodes:
     """
 
     __slots__ = (
-        "_arrays", "_block_end", "_block_nodes", "_block_start", "_fit", "_gives", "_masked",
-        "_own",
-        "_returns",
-        "groups",
+        "_blocks", "_first_block", "_fit", "_gives", "_masked", "_own", "_returns", "groups",
         "node_pass", "now", "parts", "soonest", "work",
     )  # fmt: skip
 
@@ -69,13 +66,12 @@ class SlurmNodes:
         #: What comes back during the plan besides the running jobs, by time: the jobs started
         #: in this pass, the nodes of the windows under way.
         self._gives: list[tuple[float, Alloc]] = []
-        #: Whole nodes held over [start, end): windows and reservations, by start.
-        self._block_start: list[float] = []
-        self._block_end: list[float] = []
-        self._block_nodes: list[np.ndarray] = []
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
-        #: Free now without the nodes of the first k blocks, by k (for fits_now).
-        self._masked: dict[int, Free] = {}
+        #: Whole nodes held over [start, end) (windows, reservations), by group of partitions;
+        #: and per node, the first start of a block holding it.
+        self._blocks: dict[int, _Blocks] = {}
+        self._first_block = np.full(len(self.parts.node_group), math.inf)
+        #: Free now clear of the blocks that begin before a time, by that time.
+        self._masked: dict[float, Free] = {}
         #: Per partition, the most cores a plain demand (cores only) fits with now.
         self._fit: dict[int, int] = {}
         #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
@@ -83,9 +79,7 @@ class SlurmNodes:
         for down, up, alloc in node_pass._windows:  # (by start)
             if up <= now:
                 continue
-            self._block_start.append(down)
-            self._block_end.append(up)
-            self._block_nodes.append(alloc.nodes)
+            self._block(down, up, alloc.nodes)
             if down <= now:  # (down now: its nodes come back whole at its end)
                 self._gives.append((up, alloc))
         self._gives.sort(key=_first)
@@ -93,13 +87,7 @@ class SlurmNodes:
     # -- now ---------------------------------------------------------------------------------
     def fits_now(self, job: Job, duration: float | None = None) -> Alloc | None:
         end = self.now + (job.estimate if duration is None else duration)
-        k = bisect_left(self._block_start, end)
-        if not k:
-            return place(self.parts, job.demand, self.work)
-        masked = self._masked.get(k)
-        if masked is None:
-            masked = self._masked[k] = _without(self.work, self._block_nodes[:k])
-        return place(self.parts, job.demand, masked)
+        return place(self.parts, job.demand, self._clear(end))
 
     def could_start_now(self, job: Job) -> bool:
         demand = job.demand
@@ -128,6 +116,14 @@ class SlurmNodes:
         self._returns.clear()
         self._fit.clear()
 
+    def _clear(self, end: float) -> Free:
+        """Free now on the nodes no block holds before ``end``."""
+        masked = self._masked.get(end)
+        if masked is None:
+            held = self._first_block < end
+            masked = self._masked[end] = _without(self.work, held) if held.any() else self.work
+        return masked
+
     # -- the plan ----------------------------------------------------------------------------
     def lower_bound(self, job: Job) -> float:
         """No plan of this pass starts ``job`` before this time."""
@@ -135,34 +131,28 @@ class SlurmNodes:
         return max(self.now, self.node_pass.bound(demand.part, demand.cores))
 
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
-        k = bisect_right(self._block_start, start)
-        self._block_start.insert(k, start)
-        self._block_end.insert(k, start + duration)
-        self._block_nodes.insert(k, alloc.nodes)
-        self._arrays = None
+        self._block(start, start + duration, alloc.nodes)
+
+    def _block(self, start: float, end: float, nodes: np.ndarray) -> None:
+        for group in set(self.parts.node_group[nodes].tolist()) - {-1}:
+            blocks = self._blocks.get(group)
+            if blocks is None:
+                blocks = self._blocks[group] = _Blocks()
+            blocks.add(start, end, nodes)
+        np.minimum.at(self._first_block, nodes, start)
         self._masked.clear()
 
     def earliest(self, job: Job, duration: float) -> tuple[float, Alloc | None]:
         demand = job.demand
         now = self.now
-        alloc = self._place_now(demand, duration)
+        alloc = place(self.parts, demand, self._clear(now + duration))
         if alloc is not None:
             return now, alloc
         first = self.lower_bound(job)
         if first == math.inf:
             return math.inf, None  # (never enough cores in its partition, even all free)
-        return _Sweep(self, demand, duration, first).run()
-
-    def _block_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The blocks' starts and ends as arrays."""
-        if self._arrays is None:
-            self._arrays = (np.array(self._block_start), np.array(self._block_end))
-        return self._arrays
-
-    def _place_now(self, demand: Demand, duration: float) -> Alloc | None:
-        k = bisect_left(self._block_start, self.now + duration)
-        state = _without(self.work, self._block_nodes[:k]) if k else self.work
-        return place(self.parts, demand, state)
+        blocks = self._blocks.get(self.groups[demand.part]) or _Blocks()
+        return _Sweep(self, demand, duration, first, blocks).run()
 
     def _returns_of(self, part: int) -> Returns:
         """What partition ``part``'s nodes give the sweep over time. On a shared partition,
@@ -225,8 +215,10 @@ class SlurmNodes:
 class _Sweep:
     """The earliest start of ``demand`` for ``duration`` seconds, from ``first`` on."""
 
-    def __init__(self, plan: SlurmNodes, demand: Demand, duration: float, first: float) -> None:
-        self.plan, self.demand, self.duration = plan, demand, duration
+    def __init__(
+        self, plan: SlurmNodes, demand: Demand, duration: float, first: float, blocks: _Blocks
+    ) -> None:
+        self.plan, self.demand, self.duration, self.blocks = plan, demand, duration, blocks
         self.times, self.nodes, self.gains, base = plan._returns_of(demand.part)
         self.need = demand.cores
         #: What each node gives at the sweep's time, and how many blocks hold it.
@@ -240,18 +232,19 @@ class _Sweep:
         self.free_now = plan.work.cores > 0  # (a reservation takes nodes busy now first)
 
     def run(self) -> tuple[float, Alloc | None]:
-        plan, first, d = self.plan, self.first, self.duration
+        first, d = self.first, self.duration
         times = self.times
         i = int(np.searchsorted(times, first, side="right"))
         self._add(0, i)
         # blocks held over [first, first + d) now; the others begin (for starts after
         # start - d) or end (for starts from end on) during the sweep, at the same time ends
         # first
-        starts, ends = plan._block_arrays()
+        blocks = self.blocks
+        starts, ends = blocks.arrays()
         live = np.flatnonzero(ends > first)
         now_held = starts[live] < first + d
         if now_held.any():
-            held = [plan._block_nodes[k] for k in live[now_held].tolist()]
+            held = [blocks.nodes[k] for k in live[now_held].tolist()]
             np.add.at(self.held, held[0] if len(held) == 1 else np.concatenate(held), 1)
         later = live[~now_held]
         times_at = np.concatenate([starts[later] - d, ends[live]])
@@ -265,7 +258,7 @@ class _Sweep:
         if self.total >= self.need and (alloc := self._try(first)) is not None:
             return first, alloc
         for at, begin, k in edges:
-            nodes = plan._block_nodes[k]
+            nodes = blocks.nodes[k]
             if begin:  # (held for starts after ``at``: the returns up to it come first)
                 hi = int(np.searchsorted(times, at, side="right"))
                 if (found := self._scan(i, hi)) is not None:
@@ -337,7 +330,7 @@ class _Sweep:
                 self.state_at = plan._walk()
             state = self.state_at(t)
             if blocked.any():
-                state = _without(state, [np.flatnonzero(blocked)])
+                state = _without(state, blocked)
         return place(plan.parts, self.demand, state, self.free_now)
 
 
@@ -365,14 +358,37 @@ def levels(node_pass: NodePass, part: int) -> tuple[np.ndarray, np.ndarray]:
     return times, np.concatenate([[base], base + np.cumsum(gains)])
 
 
-def _without(state: Free, nodes: list[np.ndarray]) -> Free:
-    """A copy of ``state`` with nothing free on ``nodes``."""
-    held = nodes[0] if len(nodes) == 1 else np.concatenate(nodes)
+def _without(state: Free, held: np.ndarray) -> Free:
+    """A copy of ``state`` with nothing free where ``held`` (a mask over the nodes)."""
     out = state.copy()
     out.cores[held] = 0
     out.gpus[held] = 0
     out.memory[held] = 0
     return out
+
+
+class _Blocks:
+    """Blocks (whole nodes held over ``[start, end)``) in the order they were made."""
+
+    __slots__ = ("_arrays", "ends", "nodes", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+        self.nodes: list[np.ndarray] = []
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, start: float, end: float, nodes: np.ndarray) -> None:
+        self.starts.append(start)
+        self.ends.append(end)
+        self.nodes.append(nodes)
+        self._arrays = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The starts and ends as arrays."""
+        if self._arrays is None:
+            self._arrays = (np.array(self.starts, dtype=float), np.array(self.ends, dtype=float))
+        return self._arrays
 
 
 def _first(entry: tuple[float, Alloc]) -> float:
