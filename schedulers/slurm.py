@@ -309,6 +309,9 @@ class SLURM(Scheduler):
         #: Per partition, the fewest cores a plain demand (cores only) was found not to fit
         #: with since ``_freed`` last moved: no more cores fit either.
         self._too_many: dict[int, int] = {}
+        #: The waiting jobs by demand: plain ones by partition and cores, the others apart.
+        self._plain_waiting: dict[int, dict[int, set[Job]]] = {}
+        self._other_waiting: set[Job] = set()
         self.decisions: list[tuple[Any, ...]] = []
         self._cycles = 0
         self._main_starts = 0
@@ -432,6 +435,7 @@ class SLURM(Scheduler):
         self._static[job] = (mf.static_part(js, pf, qf, tres), js, pf, qf, tres)
         self._priority[job] = self._compute(job, now)
         insort(self.queue, job, key=self._key)
+        self._waits(job, True)
         self._dirty = self._changed = True
 
     def _key(self, job: Job) -> tuple[int, float, int]:
@@ -445,6 +449,7 @@ class SLURM(Scheduler):
     def withdraw(self, jobs: list[Job]) -> None:
         super().withdraw(jobs)
         for job in jobs:
+            self._waits(job, False)
             self._forget(job)
             self._jobs_of_user[job.user] -= 1
         self._dirty = self._changed = True
@@ -543,14 +548,14 @@ class SLURM(Scheduler):
             self._started(job, now, "main")
             started.append((job, alloc))
         if cycle_due:
-            if self._any_fits(res, started):
+            if self._any_fits(res):
                 self._backfill(now, res, started)
             else:  # (a cycle in which no job fits on what is free starts nothing)
                 self._cycles += 1
                 self._dirty = False
         elif started:
             self._dirty = True
-        self._fits = self._any_fits(res, started)
+        self._fits = self._any_fits(res)
         return started
 
     def _could_start_now(self, res: Resources, job: Job) -> bool:
@@ -573,16 +578,34 @@ class SLURM(Scheduler):
         self._cannot.add(key)
         return False
 
-    def _any_fits(self, res: Resources, started: list[tuple[Job, Any]]) -> bool:
-        """True if a job still waiting fits on what is free now (a new order could start it),
-        looking at up to 64 distinct demands."""
-        done = {job for job, _ in started}
-        for job in self.queue:
-            if job not in done and self._could_start_now(res, job):
+    def _any_fits(self, res: Resources) -> bool:
+        """True if a job still waiting fits on what is free now (a new order could start it):
+        of plain demands, those with the fewest cores in each partition."""
+        for by_cores in self._plain_waiting.values():
+            if self._could_start_now(res, next(iter(by_cores[min(by_cores)]))):
                 return True
-            if len(self._cannot) >= 64:
-                return True  # (not looked at further: as if it might)
-        return False
+        return any(self._could_start_now(res, job) for job in self._other_waiting)
+
+    def _waits(self, job: Job, waiting: bool) -> None:
+        """Index ``job`` among the waiting jobs by demand (``waiting``), or take it out."""
+        demand = job.demand
+        if demand is None or not (demand.nodes or demand.gpus or demand.memory):
+            part, cores = (0, job.size) if demand is None else (demand.part, demand.cores)
+            by_cores = self._plain_waiting.setdefault(part, {})
+            if waiting:
+                by_cores.setdefault(cores, set()).add(job)
+                return
+            jobs = by_cores.get(cores)
+            if jobs is not None:
+                jobs.discard(job)
+                if not jobs:
+                    del by_cores[cores]
+                    if not by_cores:
+                        del self._plain_waiting[part]
+        elif waiting:
+            self._other_waiting.add(job)
+        else:
+            self._other_waiting.discard(job)
 
     def _backfill(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
         """One backfill cycle (see the module docstring).
@@ -710,6 +733,7 @@ class SLURM(Scheduler):
             self._hold(job, name, 1)
         if self._use_fairshare:
             self.fairshare.start(job.user, cores, now)
+        self._waits(job, False)
         if by == "main":
             self._main_starts += 1
         else:

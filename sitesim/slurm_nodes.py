@@ -52,7 +52,7 @@ class SlurmNodes:
     """
 
     __slots__ = (
-        "_blocks", "_first_block", "_fit", "_gives", "_masked", "_own", "_returns", "groups",
+        "_blocks", "_first_block", "_gives", "_own", "_returns", "_usable", "groups",
         "node_pass", "now", "parts", "soonest", "work",
     )  # fmt: skip
 
@@ -70,10 +70,8 @@ class SlurmNodes:
         #: and per node, the first start of a block holding it.
         self._blocks: dict[int, _Blocks] = {}
         self._first_block = np.full(len(self.parts.node_group), math.inf)
-        #: Free now clear of the blocks that begin before a time, by that time.
-        self._masked: dict[float, Free] = {}
-        #: Per partition, the most cores a plain demand (cores only) fits with now.
-        self._fit: dict[int, int] = {}
+        #: Per partition, the cores a plain demand can have now (see could_start_now).
+        self._usable: dict[int, int] = {}
         #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
         self._returns: dict[int, Returns] = {}
         for down, up, alloc in node_pass._windows:  # (by start)
@@ -87,18 +85,26 @@ class SlurmNodes:
     # -- now ---------------------------------------------------------------------------------
     def fits_now(self, job: Job, duration: float | None = None) -> Alloc | None:
         end = self.now + (job.estimate if duration is None else duration)
-        return place(self.parts, job.demand, self._clear(end))
+        return place(self.parts, job.demand, self._clear(end, job.demand))
 
     def could_start_now(self, job: Job) -> bool:
         demand = job.demand
         if demand.nodes or demand.gpus or demand.memory:
             return place(self.parts, demand, self.work) is not None
-        if demand.cores <= self._fit.get(demand.part, 0):
-            return True  # (no more cores than a plain demand that fits)
-        if place(self.parts, demand, self.work) is None:
-            return False
-        self._fit[demand.part] = demand.cores
-        return True
+        # a plain demand (cores only) fits if its partition has as many cores free (shared) or
+        # on idle nodes (exclusive): placement takes them node after node
+        part = demand.part
+        usable = self._usable.get(part)
+        if usable is None:
+            parts = self.parts
+            free = self.work.cores[parts.select[part]]
+            if parts.exclusive[part]:
+                capacity = parts._caps[part][0]
+                usable = int(capacity[free == capacity].sum())
+            else:
+                usable = int(free.sum())
+            self._usable[part] = usable
+        return demand.cores <= usable
 
     def first_release(self) -> float:
         running = self.node_pass.machine.running
@@ -112,17 +118,20 @@ class SlurmNodes:
         self.work.take(alloc)
         self.soonest = min(self.soonest, end)
         self._gives.insert(bisect_right(self._gives, end, key=_first), (end, alloc))
-        self._masked.clear()
         self._returns.clear()
-        self._fit.clear()
+        self._usable.clear()
 
-    def _clear(self, end: float) -> Free:
-        """Free now on the nodes no block holds before ``end``."""
-        masked = self._masked.get(end)
-        if masked is None:
-            held = self._first_block < end
-            masked = self._masked[end] = _without(self.work, held) if held.any() else self.work
-        return masked
+    def _clear(self, end: float, demand: Demand) -> Free:
+        """Free now on the nodes no block holds before ``end`` (what placing ``demand``
+        reads: cores, and GPUs and memory if it asks for them on shared nodes)."""
+        held = self._first_block < end
+        if not held.any():
+            return self.work
+        if demand.gpus or demand.memory:
+            return _without(self.work, held)
+        cores = self.work.cores.copy()
+        cores[held] = 0
+        return Free(cores, self.work.gpus, self.work.memory)
 
     # -- the plan ----------------------------------------------------------------------------
     def lower_bound(self, job: Job) -> float:
@@ -140,12 +149,11 @@ class SlurmNodes:
                 blocks = self._blocks[group] = _Blocks()
             blocks.add(start, end, nodes)
         np.minimum.at(self._first_block, nodes, start)
-        self._masked.clear()
 
     def earliest(self, job: Job, duration: float) -> tuple[float, Alloc | None]:
         demand = job.demand
         now = self.now
-        alloc = place(self.parts, demand, self._clear(now + duration))
+        alloc = place(self.parts, demand, self._clear(now + duration, demand))
         if alloc is not None:
             return now, alloc
         first = self.lower_bound(job)

@@ -112,7 +112,7 @@ class EveryCycle(SLURM):
     """SLURM that never judges a backfill cycle or a recomputation useless: it runs every
     cycle that is due and wakes for every one."""
 
-    def _any_fits(self, res: Any, started: Any) -> bool:
+    def _any_fits(self, res: Any) -> bool:
         return True
 
 
