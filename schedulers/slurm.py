@@ -97,8 +97,11 @@ class Resources(Protocol):
         jobs' ends give back too little before it; what the pass starts or reserves only
         delays it)."""
 
-    def earliest(self, job: Job, duration: float) -> tuple[float, Any | None]:
-        """Its earliest start for ``duration`` seconds in the backfill plan, and where."""
+    def earliest(
+        self, job: Job, duration: float, before: float = math.inf
+    ) -> tuple[float, Any | None]:
+        """Its earliest start for ``duration`` seconds in the backfill plan, and where; if it
+        is not before ``before``, ``(inf, None)`` may be returned instead."""
 
     def reserve(self, start: float, duration: float, alloc: Any) -> None:
         """Hold ``alloc`` on ``[start, start + duration)`` in the backfill plan (``start``
@@ -149,7 +152,9 @@ class ProcResources:
             return self.now
         return max(self.now, float(ends[k - 1])) if k <= len(ends) else math.inf
 
-    def earliest(self, job: Job, duration: float) -> tuple[float, Any | None]:
+    def earliest(
+        self, job: Job, duration: float, before: float = math.inf
+    ) -> tuple[float, Any | None]:
         if self.profile is None:
             running = sorted([*self.running, *self.ends]) if self.ends else self.running
             self.profile = AvailabilityProfile(self.now, self.free, running)
@@ -684,7 +689,7 @@ class SLURM(Scheduler):
     ) -> bool:
         """Reserve ``job`` (which cannot start now) at its earliest start in the cycle's plan
         if one is due: within the window, under its partition's count. True if reserved."""
-        start, where = res.earliest(job, duration)
+        start, where = res.earliest(job, duration, horizon)
         limit = self.settings.bf_job_part_count_reserve
         part = self._part(job)
         if where is None or start >= horizon or (limit and reserved[part] >= limit):

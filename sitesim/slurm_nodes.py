@@ -150,17 +150,19 @@ class SlurmNodes:
             blocks.add(start, end, nodes)
         np.minimum.at(self._first_block, nodes, start)
 
-    def earliest(self, job: Job, duration: float) -> tuple[float, Alloc | None]:
+    def earliest(
+        self, job: Job, duration: float, before: float = math.inf
+    ) -> tuple[float, Alloc | None]:
         demand = job.demand
         now = self.now
         alloc = place(self.parts, demand, self._clear(now + duration, demand))
         if alloc is not None:
             return now, alloc
         first = self.lower_bound(job)
-        if first == math.inf:
-            return math.inf, None  # (never enough cores in its partition, even all free)
+        if first >= before:
+            return math.inf, None  # (not before ``before``; never if inf)
         blocks = self._blocks.get(self.groups[demand.part]) or _Blocks()
-        return _Sweep(self, demand, duration, first, blocks).run()
+        return _Sweep(self, demand, duration, first, blocks, before).run()
 
     def _returns_of(self, part: int) -> Returns:
         """What partition ``part``'s nodes give the sweep over time. On a shared partition,
@@ -224,10 +226,19 @@ class _Sweep:
     """The earliest start of ``demand`` for ``duration`` seconds, from ``first`` on."""
 
     def __init__(
-        self, plan: SlurmNodes, demand: Demand, duration: float, first: float, blocks: _Blocks
+        self,
+        plan: SlurmNodes,
+        demand: Demand,
+        duration: float,
+        first: float,
+        blocks: _Blocks,
+        before: float,
     ) -> None:
         self.plan, self.demand, self.duration, self.blocks = plan, demand, duration, blocks
-        self.times, self.nodes, self.gains, base = plan._returns_of(demand.part)
+        times, nodes, gains, base = plan._returns_of(demand.part)
+        end = int(np.searchsorted(times, before))  # (no start from ``before`` on is wanted)
+        self.times, self.nodes, self.gains = times[:end], nodes[:end], gains[:end]
+        self.before = before
         self.need = demand.cores
         #: What each node gives at the sweep's time, and how many blocks hold it.
         self.have = base.copy()
@@ -266,6 +277,8 @@ class _Sweep:
         if self.total >= self.need and (alloc := self._try(first)) is not None:
             return first, alloc
         for at, begin, k in edges:
+            if at >= self.before:
+                break
             nodes = blocks.nodes[k]
             if begin:  # (held for starts after ``at``: the returns up to it come first)
                 hi = int(np.searchsorted(times, at, side="right"))

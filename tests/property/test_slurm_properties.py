@@ -141,8 +141,17 @@ class Literal(SLURM):
                 continue
             duration = math.ceil(job.estimate / s.bf_resolution) * s.bf_resolution
             where = res.fits_now(job, duration)
-            if where is None:
-                self._reserve(job, duration, horizon, res, reserved)
+            if where is None:  # (its reservation, if due: found with no bound on its start)
+                start, where = res.earliest(job, duration)
+                part = self._part(job)
+                limit = s.bf_job_part_count_reserve
+                if (
+                    where is not None
+                    and start < horizon
+                    and not (limit and reserved[part] >= limit)
+                ):
+                    reserved[part] += 1
+                    res.reserve(start, duration, where)
                 continue
             res.take_now(job, where)
             self._started(job, now, "backfill")
