@@ -1,12 +1,12 @@
 """The SLURM scheduler's speed: simulated days per wall-clock second, as whole commands.
 
 - The 1,000-node site of ``benchmarks/platforms/thousand.toml`` (four overlapping partitions)
-  with ``--users`` complete users in accounts (``--accounts``) for ``--days`` days under SLURM
-  with fairshare (PriorityWeightFairshare=10000, PriorityWeightAge=1000) and Slurm's backfill
-  defaults (target: one year <= 30 s).
-- CEA-Curie (``../shared/traces/CEA-Curie-2011-2.1-cln.swf.gz``, its first ``--jobs`` job
-  lines, 20,000 by default; 0: the whole trace, 312,826 lines, which takes hours today) on its
-  shipped platform under the same SLURM settings (target: the whole trace <= 60 s).
+  with ``--users`` complete users in accounts (``--accounts``) for ``--days`` days (a year by
+  default) under SLURM with fairshare (PriorityWeightFairshare=10000, PriorityWeightAge=1000)
+  and Slurm's backfill defaults (target: one year <= 30 s).
+- CEA-Curie (``../shared/traces/CEA-Curie-2011-2.1-cln.swf.gz``: the whole trace, 312,826
+  lines, by default; ``--jobs N``: its first N job lines) on its shipped platform under the
+  same SLURM settings (target: the whole trace <= 60 s).
 - SDSC-SP2 on 128 processors under SLURM with Slurm's defaults and as EASY
   (``bf_job_part_count_reserve=1``, a cycle every pass), beside EASY itself.
 
@@ -115,11 +115,9 @@ def _makespan_days(output: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=250)
-    parser.add_argument("--days", type=float, default=91.0)
+    parser.add_argument("--days", type=float, default=365.0)
     parser.add_argument("--accounts", default="5x20,30x5")
-    parser.add_argument(
-        "--jobs", type=int, default=20_000, help="Curie job lines (0: all; hours today)"
-    )
+    parser.add_argument("--jobs", type=int, default=0, help="Curie's first job lines (0: all)")
     parser.add_argument("--skip-curie", action="store_true")
     args = parser.parse_args()
     sdsc()

@@ -77,7 +77,9 @@ class SlurmNodes:
         for down, up, alloc in node_pass._windows:  # (by start)
             if up <= now:
                 continue
-            self._block(down, up, alloc.nodes)
+            self._block(
+                down, up, alloc.nodes, set(self.parts.node_group[alloc.nodes].tolist()) - {-1}
+            )
             if down <= now:  # (down now: its nodes come back whole at its end)
                 self._gives.append((up, alloc))
         self._gives.sort(key=_first)
@@ -140,10 +142,13 @@ class SlurmNodes:
         return max(self.now, self.node_pass.bound(demand.part, demand.cores))
 
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
-        self._block(start, start + duration, alloc.nodes)
+        self._block(
+            start, start + duration, alloc.nodes, {int(self.parts.node_group[alloc.nodes[0]])}
+        )
 
-    def _block(self, start: float, end: float, nodes: np.ndarray) -> None:
-        for group in set(self.parts.node_group[nodes].tolist()) - {-1}:
+    def _block(self, start: float, end: float, nodes: np.ndarray, groups: set[int]) -> None:
+        """Hold ``nodes`` whole over ``[start, end)`` in the plan of each of ``groups``."""
+        for group in groups:
             blocks = self._blocks.get(group)
             if blocks is None:
                 blocks = self._blocks[group] = _Blocks()
@@ -264,7 +269,8 @@ class _Sweep:
         now_held = starts[live] < first + d
         if now_held.any():
             held = [blocks.nodes[k] for k in live[now_held].tolist()]
-            np.add.at(self.held, held[0] if len(held) == 1 else np.concatenate(held), 1)
+            every = held[0] if len(held) == 1 else np.concatenate(held)
+            self.held += np.bincount(every, minlength=len(self.held))
         later = live[~now_held]
         times_at = np.concatenate([starts[later] - d, ends[live]])
         begins = np.concatenate([np.ones(len(later), np.int64), np.zeros(len(live), np.int64)])
