@@ -34,6 +34,7 @@ import warnings
 from bisect import insort
 from collections import Counter, deque
 from collections.abc import Sequence
+from itertools import islice
 from operator import is_
 from pathlib import Path
 from typing import Any, Protocol
@@ -531,7 +532,8 @@ class SLURM(Scheduler):
         started: list[tuple[Job, Any]] = []
         blocked: set[int] = set()
         tested = 0
-        for job in self.queue:
+        queue = self.queue
+        for k, job in enumerate(queue):
             if tested >= s.default_queue_depth:
                 break
             demand = job.demand
@@ -548,6 +550,9 @@ class SLURM(Scheduler):
                 no_fit.add(job)
                 blocked.add(part)
                 self._reason[job] = "Resources"
+                if blocked.issuperset(self._waiting_parts()):  # (the rest wait behind them)
+                    self._reason.update(dict.fromkeys(islice(queue, k + 1, None), "Priority"))
+                    break
                 continue
             res.take_now(job, alloc)
             self._started(job, now, "main")
@@ -590,6 +595,13 @@ class SLURM(Scheduler):
             if self._could_start_now(res, next(iter(by_cores[min(by_cores)]))):
                 return True
         return any(self._could_start_now(res, job) for job in self._other_waiting)
+
+    def _waiting_parts(self) -> set[int]:
+        """The partitions of the jobs waiting (those started in this pass left out)."""
+        parts = set(self._plain_waiting)
+        for job in self._other_waiting:
+            parts.add(job.demand.part)
+        return parts
 
     def _waits(self, job: Job, waiting: bool) -> None:
         """Index ``job`` among the waiting jobs by demand (``waiting``), or take it out."""
