@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from bisect import insort
+from bisect import bisect_left, insort
 from collections import Counter, deque
 from collections.abc import Sequence
-from itertools import islice
+from itertools import accumulate, islice
 from operator import is_
 from pathlib import Path
 from typing import Any, Protocol
@@ -119,7 +119,7 @@ class ProcResources:
         self.ends: list[tuple[float, int, int]] = []
         self.profile: AvailabilityProfile | None = None
         self.soonest = math.inf  # (the first end of a job started in this pass)
-        self._level: tuple[np.ndarray, np.ndarray] | None = None
+        self._level: tuple[list[float], list[int]] | None = None
 
     def could_start_now(self, job: Job) -> bool:
         return job.size <= self.free
@@ -142,16 +142,17 @@ class ProcResources:
             self.profile.take(self.now, alloc, job.estimate)
 
     def lower_bound(self, job: Job) -> float:
-        if self._level is None:  # (the running jobs' ends and the processors free then)
-            ends = np.array([end for end, _, _ in self.running], dtype=float)
-            sizes = np.array([size for _, _, size in self.running], dtype=np.int64)
-            before = self.free_before
-            self._level = (ends, np.concatenate([[before], before + np.cumsum(sizes)]))
+        if self._level is None:  # (the running jobs' ends, and what is free after each)
+            sizes = (size for _, _, size in self.running)
+            self._level = (
+                [end for end, _, _ in self.running],
+                list(accumulate(sizes, initial=self.free_before)),
+            )
         ends, level = self._level
-        k = int(np.searchsorted(level, job.size))
+        k = bisect_left(level, job.size)
         if not k:
             return self.now
-        return max(self.now, float(ends[k - 1])) if k <= len(ends) else math.inf
+        return max(self.now, ends[k - 1]) if k <= len(ends) else math.inf
 
     def earliest(
         self, job: Job, duration: float, before: float = math.inf
@@ -649,6 +650,7 @@ class SLURM(Scheduler):
         #: Demands that did not fit clear of the plan, with the shortest duration tried (the
         #: plan only holds more as the cycle goes on).
         rejected: dict[tuple[int, Any], float] = {}
+        bounds: dict[tuple[int, Any], float] = {}  # (by demand: the same all cycle)
         limit_hit = False
         starts_before = len(started)
         for job in self.queue:
@@ -666,10 +668,11 @@ class SLURM(Scheduler):
                 self._reason[job] = why
                 continue
             duration = math.ceil(job.estimate / step) * step
-            group = groups[self._part(job)]
+            demand = job.demand
+            group = 0 if demand is None else groups[demand.part]
             ahead = waiting.get(group)
+            key = (job.size, demand)
             if self._could_start_now(res, job):
-                key = (job.size, job.demand)
                 where = (
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )
@@ -685,7 +688,9 @@ class SLURM(Scheduler):
                     started.append((job, where))
                     done.add(job)
                     continue
-            bound = self._bound(res, job)  # (it waits for a reservation of its own)
+            bound = bounds.get(key)  # (it waits for a reservation of its own)
+            if bound is None:
+                bound = bounds[key] = self._bound(res, job)
             if bound < horizon:  # (else no reservation, whatever the plan)
                 if ahead is None:
                     ahead = waiting[group] = _Waiting()
