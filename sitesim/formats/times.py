@@ -1,0 +1,123 @@
+"""Time stamps as accounting logs print them, to seconds since the Unix epoch (UTC).
+
+``sacct`` prints times as ``YYYY-MM-DDTHH:MM:SS`` in the time zone of the machine it runs on
+(its ``TZ``), or as Unix seconds with ``SLURM_TIME_FORMAT=%s``; ``Unknown`` (or ``None``) where
+a time does not apply (the start of a job that never ran). Local times are turned into UTC with
+the IANA zone given (``--timezone``, default UTC): where a zone's clocks go back, an hour of
+local times happens twice and the first is taken; that ambiguity is why the how-to asks for
+``TZ=UTC`` or Unix seconds. Every conversion is vectorized: NumPy parses the text, and each
+zone's offset is looked up once per quarter hour that occurs.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+
+from sitesim.errors import ConfigError
+
+StampKind = Literal["iso", "epoch"]
+#: Texts that stand for "no such time" (never started, still running).
+UNKNOWN_STAMPS = ("Unknown", "None", "")
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+_EPOCH = re.compile(r"^\d{1,12}$")
+#: Zones change their offset on a quarter hour (at the finest): one lookup a quarter hour.
+_BUCKET = 900
+#: What a stamp may look like, for messages.
+FORMATS = "YYYY-MM-DDTHH:MM:SS, Unix seconds (SLURM_TIME_FORMAT=%s) or Unknown"
+
+
+def zone(name: str) -> ZoneInfo:
+    """The IANA time zone ``name`` (``UTC``, ``Europe/Paris``).
+
+    Raises:
+        ConfigError: an unknown zone.
+    """
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"--timezone: {name!r} is not an IANA time zone (such as UTC or Europe/Paris)"
+        ) from None
+
+
+def stamp_kind(text: str) -> StampKind | None:
+    """Which of the known forms ``text`` has (None: neither)."""
+    if _ISO.match(text):
+        return "iso"
+    if _EPOCH.match(text):
+        return "epoch"
+    return None
+
+
+def parse_stamps(
+    values: np.ndarray, kind: StampKind, tz: ZoneInfo
+) -> tuple[np.ndarray, int | None]:
+    """Seconds since the epoch (float64, NaN for ``Unknown``), and the index of the first value
+    that is not of form ``kind`` (None when all are).
+
+    Args:
+        values: the stamps as text (a NumPy string array).
+        kind: their form (:func:`stamp_kind` of the first known one).
+        tz: the zone of local times (not used for Unix seconds).
+    """
+    text = np.asarray(values, dtype=str)
+    seconds = np.full(len(text), np.nan)
+    known = ~np.isin(text, UNKNOWN_STAMPS)
+    given = text[known]
+    try:
+        if kind == "epoch":
+            if len(given) and np.char.str_len(given).max() > 12:
+                raise ValueError
+            parsed = given.astype(np.int64).astype(np.float64)
+        else:
+            if len(given) and (np.char.str_len(given) != 19).any():
+                raise ValueError
+            parsed = given.astype("datetime64[s]").astype(np.int64).astype(np.float64)
+    except ValueError:
+        return seconds, _first_bad(text, kind)
+    if kind == "iso":
+        parsed = to_utc(parsed, tz)
+    seconds[known] = parsed
+    return seconds, None
+
+
+def _first_bad(text: np.ndarray, kind: StampKind) -> int:
+    pattern = _ISO if kind == "iso" else _EPOCH
+    for k, value in enumerate(text.tolist()):
+        if value in UNKNOWN_STAMPS:
+            continue
+        if not pattern.match(value):
+            return k
+        if kind == "iso":
+            try:
+                datetime.fromisoformat(value)
+            except ValueError:
+                return k
+    raise AssertionError("no bad stamp found")  # (the vectorized parse found one)
+
+
+def to_utc(local: np.ndarray, tz: ZoneInfo) -> np.ndarray:
+    """Local wall-clock times (seconds, as if UTC) in zone ``tz`` -> seconds since the epoch."""
+    if tz.key == "UTC" or not len(local):
+        return local
+    buckets, inverse = np.unique(np.floor(local / _BUCKET), return_inverse=True)
+    offsets = np.array(
+        [_offset(float(bucket) * _BUCKET, tz) for bucket in buckets.tolist()], dtype=np.float64
+    )
+    return local - offsets[inverse.reshape(-1)]
+
+
+def _offset(wall: float, tz: ZoneInfo) -> float:
+    naive = datetime.fromtimestamp(wall, UTC).replace(tzinfo=None)
+    delta = naive.replace(tzinfo=tz).utcoffset()  # (fold 0: the first of a repeated hour)
+    return delta.total_seconds() if delta is not None else 0.0
+
+
+def iso_utc(seconds: float) -> str:
+    """``2024-01-31T12:00:00Z``: an epoch time as text, for headers."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
