@@ -431,8 +431,8 @@ def _convert(
         np.add.at(nd, head, np.where(members, nd, 0))
         np.add.at(req, head, np.where(members & (req > 0), req, 0))
         np.add.at(gp, head, np.where(members & np.isfinite(gp), gp, 0))
-        np.fmax.at(en, head, np.where(members, en, -np.inf))
-        np.fmax.at(lim, head, np.where(members, lim, -np.inf))
+        np.fmax.at(en, head, np.where(members, en, np.nan))
+        np.fmax.at(lim, head, np.where(members, lim, np.nan))
         sel = ~members
         rows, tasks, status = rows[sel], tasks[sel], status[sel]
         sub, st, en, cp, nd, req = sub[sel], st[sel], en[sel], cp[sel], nd[sel], req[sel]
