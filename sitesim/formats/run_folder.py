@@ -73,8 +73,11 @@ def read_results(folder: Path) -> dict[str, Any]:
     """
     where = folder / RESULTS_NAME
     if not where.is_file():
+        runs = sorted(p.parent.name for p in folder.glob(f"*/{RESULTS_NAME}"))
+        held = f"; it holds the run folders {', '.join(runs[:4])}: give one" if runs else ""
         raise SitesimError(
-            f"{folder}: not a run folder (no {RESULTS_NAME}; sitesim run/replay --out write one)"
+            f"{folder}: not a run folder (no {RESULTS_NAME}; sitesim run/replay --out write "
+            f"one){held}"
         )
     try:
         data = json.loads(where.read_text())

@@ -249,7 +249,7 @@ class _Fields:
         seconds, bad = parse_stamps(values, kind, tz)
         if bad is not None:
             raise self.error(
-                bad, name, f"{values[bad]!r} is not a time sacct prints ({FORMATS}; this "
+                bad, name, f"{str(values[bad])!r} is not a time sacct prints ({FORMATS}; this "
                 "file's times are " + ("Unix seconds)" if kind == "epoch" else
                                        "YYYY-MM-DDTHH:MM:SS)"),
             )  # fmt: skip
@@ -376,7 +376,7 @@ def _convert(
          if not _JOB_ID.match(ids[r]) and not _ARRAY_RANGE.match(ids[r])), None
     )  # fmt: skip
     if bad_id is not None:
-        raise f.error(bad_id, id_field, f"{ids[bad_id]!r} is not a Slurm job id (123, 123_4, "
+        raise f.error(bad_id, id_field, f"{str(ids[bad_id])!r} is not a Slurm job id (123, 123_4, "
                       "123_[5-9], 123+0)")  # fmt: skip
     distinct, inverse = np.unique(f.text("State"), return_inverse=True)
     words = []
@@ -408,7 +408,7 @@ def _convert(
     if no_submit.any():
         row = int(np.flatnonzero(no_submit)[0])
         raise f.error(
-            row, "Submit", f"{f.text('Submit')[row]!r}: an ended job without a submit time"
+            row, "Submit", f"{str(f.text('Submit')[row])!r}: an ended job without a submit time"
         )
     skip(~never & (start < submit), "starts before it was submitted")
     skip(~never & (end < start), "ends before it starts")
