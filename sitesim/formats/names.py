@@ -24,15 +24,22 @@ def number_names(names: np.ndarray) -> tuple[np.ndarray, list[str]]:
     Args:
         names: an array of strings, in job order.
     """
-    if not len(names):
+    distinct, inverse = np.unique(names, return_inverse=True)
+    return number_codes(inverse.reshape(-1), [str(name) for name in distinct.tolist()])
+
+
+def number_codes(codes: np.ndarray, distinct: list[str]) -> tuple[np.ndarray, list[str]]:
+    """:func:`number_names` of names given as codes into ``distinct`` (``distinct[codes]``)."""
+    if not len(codes):
         return np.empty(0, dtype=np.int64), []
-    distinct, first, inverse = np.unique(names, return_index=True, return_inverse=True)
-    unknown = np.isin(distinct, UNKNOWN_NAMES)
-    order = np.argsort(np.where(unknown, len(names), first), kind="stable")
-    rank = np.empty(len(distinct), dtype=np.int64)
-    rank[order] = np.arange(1, len(distinct) + 1)
+    used, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    unknown = np.isin(np.array([distinct[c] for c in used.tolist()], dtype=object),
+                      UNKNOWN_NAMES)  # fmt: skip
+    order = np.argsort(np.where(unknown, len(codes), first), kind="stable")
+    rank = np.empty(len(used), dtype=np.int64)
+    rank[order] = np.arange(1, len(used) + 1)
     rank[unknown] = -1
-    known = [str(distinct[k]) for k in order if not unknown[k]]
+    known = [distinct[int(used[k])] for k in order if not unknown[k]]
     return rank[inverse.reshape(-1)], known
 
 

@@ -33,20 +33,31 @@ seconds.
 
 from __future__ import annotations
 
+import gzip
 import math
+import operator
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import IO, Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
 
 from sitesim import __version__
+from sitesim.errors import SitesimError
 from sitesim.formats.choose import not_the_format, read_text
 from sitesim.formats.converted import Converted
 from sitesim.formats.lines import QUOTED, Skipped, format_error
-from sitesim.formats.names import header_lines, number_names
-from sitesim.formats.times import FORMATS, parse_stamps, stamp_kind, zone
+from sitesim.formats.names import header_lines, number_codes
+from sitesim.formats.times import (
+    FORMATS,
+    UNKNOWN_STAMPS,
+    StampKind,
+    parse_stamps,
+    stamp_kind,
+    zone,
+)
 from sitesim.platform import format_duration, parse_duration
 from sitesim.swf import COLUMN, FIELDS, SWFTrace
 
@@ -64,8 +75,8 @@ DOCUMENTED = (
     "End", "Timelimit", "NNodes", "NCPUS", "ReqCPUS", "ReqMem", "AllocTRES", "ReqTRES", "State",
     "ExitCode",
 )  # fmt: skip
-#: Lines split at a time (bounds the memory of the text's pieces).
-BLOCK = 100_000
+#: Text read and split at a time (about 20,000 lines; bounds the memory of its pieces).
+BLOCK_BYTES = 4 << 20
 
 #: Slurm's job states (the first word of State: ``CANCELLED by 1234``) and SWF's status.
 ENDED = {
@@ -96,12 +107,13 @@ _UNIT_MB = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 
 _COUNT = re.compile(r"^\d+$")
 
 
-@dataclass
-class _Columns:
-    """The fields of the kept lines, as arrays (one element a line)."""
-
-    line: np.ndarray  # 1-based line numbers
-    text: dict[str, np.ndarray]  # field -> strings
+_BARS = operator.methodcaller("count", "|")
+#: Fields kept as text, one element a line.
+_TEXT = ("JobID",)
+#: Fields parsed as times, a block of lines at a time.
+_STAMPS = ("Submit", "Eligible", "Start", "End")
+#: Fields not used.
+_UNUSED = ("JobIDRaw", "ExitCode")
 
 
 def read_sacct(
@@ -121,94 +133,285 @@ def read_sacct(
         FormatError: a file that is not sacct output, or a malformed line: the message names
             the file, the line and the field.
     """
-    tz = zone(timezone)
-    skipped = Skipped()
-    blocks: list[_Columns] = []
-    names: list[str] = []
-    for path in paths:
-        fields, columns = _read_file(str(path), skipped)
-        if blocks and fields != names:
-            raise format_error(
-                str(path), columns.line[0] if len(columns.line) else 1, "header",
-                f"names other fields ({'|'.join(fields)}) than {paths[0]} "
-                f"({'|'.join(names)}); give files of one sacct command",
-            )  # fmt: skip
-        names = fields
-        blocks.append(columns)
-    columns = _Columns(
-        np.concatenate([b.line for b in blocks]),
-        {f: np.concatenate([b.text[f] for b in blocks]) for f in names},
-    )
-    files = np.concatenate([np.full(len(b.line), k, dtype=np.int32) for k, b in enumerate(blocks)])
-    if submit_time == "eligible" and "Eligible" not in names:
+    log = _Log([str(p) for p in paths], zone(timezone))
+    for k, path in enumerate(log.paths):
+        log.read_file(k, path)
+    if submit_time == "eligible" and "Eligible" not in log.fields:
         raise format_error(
-            str(paths[0]), 1, "header", "--submit-time eligible needs the field Eligible"
+            log.paths[0], 1, "header", "--submit-time eligible needs the field Eligible"
         )
-    return _convert(list(map(str, paths)), files, columns, tz, submit_time, skipped)
+    return _convert(log, submit_time)
 
 
 # -- reading the text --------------------------------------------------------------------------
-def _read_file(name: str, skipped: Skipped) -> tuple[list[str], _Columns]:
-    text = read_text(name)
-    lines = text.splitlines()
-    first = next((k for k, line in enumerate(lines) if line.strip()), None)
-    if first is None:
-        raise not_the_format(name, 1, "header", "sacct output", text, "the file is empty")
-    header = lines[first].strip()
-    trailing = header.endswith("|")  # --parsable: every line ends with a "|"
-    fields = _header_fields(name, first + 1, header[:-1] if trailing else header, text)
-    width = len(fields)
-    numbers: list[np.ndarray] = []
-    pieces: dict[str, list[np.ndarray]] = {f: [] for f in fields}
-    again = lines[first].strip().upper()
-    for lo in range(first + 1, len(lines), BLOCK):
-        block = lines[lo : lo + BLOCK]
-        kept = []
-        for k, line in enumerate(block):
-            stripped = line.strip()
-            if stripped.upper() == again:
-                skipped.add(HEADER_AGAIN, f"{name}:{lo + k + 1}", stripped)
-            elif stripped:
-                kept.append(k)
-        rows = [block[k].rstrip("\r\n").split("|") for k in kept]
-        if trailing:
-            rows = [row[:-1] if row and row[-1] == "" else row for row in rows]
-        bad = next((k for k, row in enumerate(rows) if len(row) != width), None)
+class _Log:
+    """The kept lines of sacct output, as compact columns: job ids as text, times as seconds,
+    every other field as codes into its distinct values (few: states, limits, users, TRES).
+
+    Lines are read a block at a time, split in one call, and sorted out at once: job steps and
+    jobs not ended are counted (their first lines quoted) and dropped before anything else
+    is parsed, so only the kept lines' columns are held."""
+
+    def __init__(self, paths: list[str], tz: ZoneInfo) -> None:
+        self.paths, self.tz = paths, tz
+        self.fields: list[str] = []
+        self.skipped = Skipped()
+        self.kind: StampKind | None = None
+        self.line: list[np.ndarray] = []
+        self.file: list[np.ndarray] = []
+        self.ids: list[np.ndarray] = []
+        self.stamps: dict[str, list[np.ndarray]] = {}
+        self.codes: dict[str, list[np.ndarray]] = {}
+        self.index: dict[str, dict[str, int]] = {}
+        self.words: dict[str, str] = {}  # State text -> its first word
+        self._where: tuple[str, np.ndarray] = ("", np.empty(0))
+
+    # - files -
+    def read_file(self, k: int, name: str) -> None:
+        with _open(name) as fh:
+            first = 0
+            for first, line in enumerate(fh, start=1):  # noqa: B007
+                if line.strip():
+                    break
+            else:
+                line = ""
+            header = line.strip()
+            if not header:
+                raise not_the_format(name, 1, "header", "sacct output", "", "the file is empty")
+            trailing = header.endswith("|")  # --parsable: every line ends with a "|"
+            fields = _header_fields(name, first, header[:-1] if trailing else header)
+            if self.fields and fields != self.fields:
+                raise format_error(
+                    name, first, "header",
+                    f"names other fields ({'|'.join(fields)}) than {self.paths[0]} "
+                    f"({'|'.join(self.fields)}); give files of one sacct command",
+                )  # fmt: skip
+            self.fields = fields
+            number = first + 1
+            while block := fh.readlines(BLOCK_BYTES):
+                self._block(k, name, number, block, header, trailing)
+                number += len(block)
+
+    def _block(
+        self, k: int, name: str, number: int, block: list[str], header: str, trailing: bool
+    ) -> None:
+        width = len(self.fields) + trailing
+        text = "".join(block).replace("\r", "")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        numbers = np.arange(number, number + len(lines))
+        if header in text or "\n\n" in text or (lines and not lines[0].strip()):
+            keep = [j for j, line in enumerate(lines) if line.strip()]
+            for j in keep[:]:
+                if lines[j].strip().upper() == header.upper():
+                    self.skipped.add(HEADER_AGAIN, f"{name}:{number + j}", lines[j].strip())
+                    keep.remove(j)
+            lines = [lines[j] for j in keep]
+            numbers = numbers[keep]
+        bars = np.fromiter(map(_BARS, lines), dtype=np.int64, count=len(lines))
+        if (bars != width - 1).any():
+            self._width_error(name, numbers, lines, width, trailing)
+        flat = "|".join(lines).split("|") if lines else []
+        if trailing and any(flat[width - 1 :: width]):
+            self._width_error(name, numbers, lines, width, trailing)
+        columns = {f: flat[j::width] for j, f in enumerate(self.fields)}
+        self._sort_out(k, name, numbers, lines, columns)
+
+    def _width_error(
+        self, name: str, numbers: np.ndarray, lines: list[str], width: int, trailing: bool
+    ) -> None:
+        for j, line in enumerate(lines):
+            parts = line.split("|")
+            found = len(parts) - (1 if trailing and parts[-1] == "" else 0)
+            want = width - trailing
+            if found != want or (trailing and parts[-1] != ""):
+                problem = "truncated" if found < want else "too long"
+                missing = self.fields[min(found, want - 1)]
+                raise format_error(
+                    name, int(numbers[j]), missing,
+                    f"line {problem}: {found} fields, the header names {want}",
+                )  # fmt: skip
+        raise AssertionError("no line of a wrong width found")
+
+    def _sort_out(
+        self,
+        k: int,
+        name: str,
+        numbers: np.ndarray,
+        lines: list[str],
+        columns: dict[str, list[str]],
+    ) -> None:
+        """Count and drop the lines that are not jobs; parse and keep the others."""
+        self._where = (name, numbers)
+        ids = columns["JobID" if "JobID" in columns else "JobIDRaw"]
+        for j, value in self._first_of(columns["State"]):
+            self._word(name, numbers, j, value)
+        word = np.array([self.words[v] for v in columns["State"]], dtype=object)
+        reason = np.full(len(lines), "", dtype=object)
+        for state, why in NOT_ENDED.items():
+            reason[word == state] = why
+        reason[np.array(["." in v for v in ids], dtype=bool)] = STEP
+        stamps = {}
+        keep = reason == ""
+        for f in _STAMPS:
+            if f in columns:
+                values = np.array(columns[f], dtype=str)
+                stamps[f] = self._stamps(f, values, keep)
+        started = ~np.isnan(stamps["Start"])
+        reason[keep & started & (stamps["Start"] < stamps["Submit"])] = (
+            "starts before it was submitted"
+        )
+        reason[keep & started & (stamps["End"] < stamps["Start"])] = "ends before it starts"
+        dropped = np.flatnonzero(reason != "")
+        for why in dict.fromkeys(reason[dropped].tolist()):
+            rows = dropped[reason[dropped] == why]
+            quotes = [(f"{name}:{int(numbers[j])}", lines[j]) for j in rows[:QUOTED].tolist()]
+            self.skipped.add_many(why, len(rows), quotes)
+        kept = np.flatnonzero(reason == "")
+        self.line.append(numbers[kept])
+        self.file.append(np.full(len(kept), k, dtype=np.int32))
+        self.ids.append(np.array(ids, dtype=str)[kept])
+        for f, seconds in stamps.items():
+            self.stamps.setdefault(f, []).append(seconds[kept])
+        for f, texts in columns.items():
+            if f in _TEXT or f in _STAMPS or f in _UNUSED:
+                continue
+            index = self.index.setdefault(f, {})
+            for value in dict.fromkeys(texts):
+                index.setdefault(value, len(index))
+            codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int32, count=len(texts))
+            self.codes.setdefault(f, []).append(codes[kept])
+
+    def _first_of(self, values: list[str]) -> list[tuple[int, str]]:
+        """The values not met before, with the index of their first line."""
+        new = [v for v in dict.fromkeys(values) if v not in self.words]
+        return [(values.index(v), v) for v in new]
+
+    def _word(self, name: str, numbers: np.ndarray, j: int, value: str) -> str:
+        try:
+            self.words[value] = _state(value)
+        except ValueError as err:
+            raise format_error(name, int(numbers[j]), "State", str(err)) from None
+        return self.words[value]
+
+    def _stamps(self, field_name: str, values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """Seconds since the epoch of the kept lines' times (NaN elsewhere)."""
+        name, numbers = self._where
+        mine = values[keep]
+        if self.kind is None:
+            known = [v for v in dict.fromkeys(mine.tolist()) if v not in UNKNOWN_STAMPS]
+            if known:
+                self.kind = stamp_kind(known[0])
+                if self.kind is None:
+                    j = int(np.flatnonzero(keep)[mine.tolist().index(known[0])])
+                    raise format_error(
+                        name, int(numbers[j]), field_name,
+                        f"{known[0]!r} is not a time sacct prints ({FORMATS})",
+                    )  # fmt: skip
+        seconds = np.full(len(values), np.nan)
+        if self.kind is None:
+            return seconds
+        parsed, bad = parse_stamps(mine, self.kind, self.tz)
         if bad is not None:
-            found = len(rows[bad])
-            problem = "truncated" if found < width else "too long"
-            missing = fields[found] if found < width else fields[-1]
+            j = int(np.flatnonzero(keep)[bad])
+            form = "Unix seconds" if self.kind == "epoch" else "YYYY-MM-DDTHH:MM:SS"
             raise format_error(
-                name, lo + kept[bad] + 1, missing,
-                f"line {problem}: {found} fields, the header names {width}",
+                name, int(numbers[j]), field_name,
+                f"{str(mine[bad])!r} is not a time sacct prints ({FORMATS}; this file's times "
+                f"are {form})",
             )  # fmt: skip
-        numbers.append(np.asarray(kept, dtype=np.int64) + lo + 1)
-        columns = list(zip(*rows, strict=True)) if rows else [() for _ in fields]
-        for field_name, values in zip(fields, columns, strict=True):
-            pieces[field_name].append(np.array(values, dtype=str))
-    numbered = np.concatenate(numbers) if numbers else np.empty(0, dtype=np.int64)
-    text_columns = {
-        f: np.concatenate(v) if v else np.empty(0, dtype=str) for f, v in pieces.items()
-    }
-    return fields, _Columns(numbered, text_columns)
+        seconds[keep] = parsed
+        return seconds
+
+    # - the kept lines -
+    def finish(self) -> None:
+        """Join the blocks."""
+        self.line_all = _join(self.line, np.int64)
+        self.file_all = _join(self.file, np.int32)
+        self.id_all = _join(self.ids, str)
+        self.stamp_all = {f: _join(v, np.float64) for f, v in self.stamps.items()}
+        self.code_all = {f: _join(v, np.int32) for f, v in self.codes.items()}
+        self.distinct = {f: list(index) for f, index in self.index.items()}
+
+    def has(self, name: str) -> bool:
+        return name in self.fields
+
+    def error(self, row: int, name: str, problem: str) -> Exception:
+        path = self.paths[int(self.file_all[row])]
+        return format_error(path, int(self.line_all[row]), name, problem)
+
+    def text(self, name: str, rows: np.ndarray) -> np.ndarray:
+        """The text of field ``name`` on the kept lines ``rows``."""
+        distinct = np.array(self.distinct[name] or [""], dtype=str)
+        return distinct[self.code_all[name][rows]]
+
+    def parse_distinct(self, name: str, parse: Callable[[str], float]) -> np.ndarray:
+        """``parse(text)`` of each kept line's value, computed once per distinct value; a
+        ValueError names the first kept line holding the value."""
+        codes = self.code_all[name]
+        values = np.full(len(self.distinct[name]), np.nan)
+        for code in np.unique(codes).tolist():
+            try:
+                values[code] = parse(self.distinct[name][code])
+            except ValueError as err:
+                raise self.error(int(np.argmax(codes == code)), name, str(err)) from None
+        return values[codes]
+
+    def counts(self, name: str) -> np.ndarray:
+        """Whole numbers >= 0 (-1: empty)."""
+
+        def count(text: str) -> float:
+            if text == "":
+                return -1.0
+            if not _COUNT.match(text):
+                negative = text.startswith("-") and _COUNT.match(text[1:])
+                what = "a negative count" if negative else "not a count (a whole number)"
+                raise ValueError(f"{text!r} is {what}")
+            return float(text)
+
+        return self.parse_distinct(name, count)
 
 
-def _header_fields(name: str, number: int, header: str, text: str) -> list[str]:
+def _join(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+
+
+@contextmanager
+def _open(name: str) -> Iterator[IO[str]]:
+    """A text file, gzip-compressed or not, read line by line."""
+    try:
+        with open(name, "rb") as raw:
+            compressed = raw.read(2) == b"\x1f\x8b"
+    except OSError as err:
+        raise SitesimError(f"{name}: cannot read: {err.strerror or err}") from None
+    if compressed:
+        with gzip.open(name, "rt", errors="replace", newline="") as fh:
+            yield fh
+    else:
+        with open(name, errors="replace", newline="") as plain:
+            yield plain
+
+
+def _header_fields(name: str, number: int, header: str) -> list[str]:
     """The canonical field names of the header line; errors for another format."""
     expected = (
         "its first line should name the fields, such as JobID|User|Submit|Start|End|NCPUS|"
         "State (sacct --parsable2)"
     )
-    if "|" not in header:
+    if "|" not in header or not any(
+        part.strip().lower() in ("jobid", "jobidraw") for part in header.split("|")
+    ):
+        text = read_text(name)[:20_000]
         raise not_the_format(name, number, "header", "sacct --parsable2 output", text, expected)
     known = {f.lower(): f for f in (*REQUIRED, *OPTIONAL)}
     fields = [known.get(part.strip().lower(), part.strip()) for part in header.split("|")]
-    if "JobID" not in fields and "JobIDRaw" not in fields:
-        raise not_the_format(name, number, "header", "sacct --parsable2 output", text, expected)
     if "NCPUS" not in fields and "AllocCPUS" not in fields:
         missing = "NCPUS"
     else:
         missing = next((f for f in REQUIRED if f not in fields and f != "JobID"), "")
+    if "JobID" not in fields:
+        fields[fields.index("JobIDRaw")] = "JobID"
     if missing:
         raise format_error(
             name, number, "header",
@@ -219,82 +422,6 @@ def _header_fields(name: str, number: int, header: str, text: str) -> list[str]:
     if repeated:
         raise format_error(name, number, "header", f"names {repeated} twice")
     return fields
-
-
-# -- from text to numbers ----------------------------------------------------------------------
-class _Fields:
-    """Parses fields of the kept lines; every error names the file, line and field."""
-
-    def __init__(self, paths: list[str], files: np.ndarray, columns: _Columns) -> None:
-        self.paths, self.files, self.columns = paths, files, columns
-
-    def has(self, name: str) -> bool:
-        return name in self.columns.text
-
-    def text(self, name: str) -> np.ndarray:
-        return self.columns.text[name]
-
-    def error(self, row: int, name: str, problem: str) -> Exception:
-        path = self.paths[int(self.files[row])]
-        return format_error(path, int(self.columns.line[row]), name, problem)
-
-    def stamps(self, name: str, tz: ZoneInfo) -> np.ndarray:
-        """Times, seconds since the epoch (NaN: Unknown)."""
-        values = self.text(name)
-        sample = next((v for v in _distinct_known(values)), None)
-        kind = stamp_kind(sample) if sample is not None else "epoch"
-        if kind is None:
-            row = int(np.flatnonzero(values == sample)[0])
-            raise self.error(row, name, f"{sample!r} is not a time sacct prints ({FORMATS})")
-        seconds, bad = parse_stamps(values, kind, tz)
-        if bad is not None:
-            raise self.error(
-                bad, name, f"{str(values[bad])!r} is not a time sacct prints ({FORMATS}; this "
-                "file's times are " + ("Unix seconds)" if kind == "epoch" else
-                                       "YYYY-MM-DDTHH:MM:SS)"),
-            )  # fmt: skip
-        return seconds
-
-    def counts(self, name: str) -> np.ndarray:
-        """Whole numbers >= 0 (-1: empty)."""
-        values = self.text(name)
-        empty = values == ""
-        try:
-            if (np.char.str_len(values) > 15).any():
-                raise ValueError
-            numbers = np.where(empty, "-1", values).astype(np.int64)
-        except ValueError:
-            numbers = None
-        if numbers is None or (numbers[~empty] < 0).any():
-            for row, value in enumerate(values.tolist()):
-                if value != "" and not _COUNT.match(value):
-                    negative = value.startswith("-") and _COUNT.match(value[1:])
-                    what = "a negative count" if negative else "not a count (a whole number)"
-                    raise self.error(row, name, f"{value!r} is {what}")
-        assert numbers is not None
-        return numbers
-
-    def parse_distinct(self, name: str, parse: object) -> np.ndarray:
-        """``parse(text)`` of each line's value, computed once per distinct value; a
-        ValueError names the first line holding the value."""
-        distinct, inverse = np.unique(self.text(name), return_inverse=True)
-        out = []
-        for value in distinct.tolist():
-            try:
-                out.append(parse(value))  # type: ignore[operator]
-            except ValueError as err:
-                row = int(np.flatnonzero(self.text(name) == value)[0])
-                raise self.error(row, name, str(err)) from None
-        return np.array(out, dtype=np.float64)[inverse.reshape(-1)]
-
-
-def _distinct_known(values: np.ndarray) -> list[str]:
-    from sitesim.formats.times import UNKNOWN_STAMPS
-
-    sample = values[:10_000]
-    return [v for v in np.unique(sample).tolist() if v not in UNKNOWN_STAMPS] or [
-        v for v in np.unique(values).tolist() if v not in UNKNOWN_STAMPS
-    ]
 
 
 def _limit(text: str) -> float:
@@ -347,75 +474,38 @@ def _state(text: str) -> str:
 
 
 # -- lines to jobs -----------------------------------------------------------------------------
-def _convert(
-    paths: list[str],
-    files: np.ndarray,
-    columns: _Columns,
-    tz: ZoneInfo,
-    submit_time: str,
-    skipped: Skipped,
-) -> Converted:
-    f = _Fields(paths, files, columns)
-    ids = f.text("JobID") if f.has("JobID") else f.text("JobIDRaw")
-    id_field = "JobID" if f.has("JobID") else "JobIDRaw"
-    keep = np.ones(len(ids), dtype=bool)
-
-    def skip(mask: np.ndarray, reason: str) -> None:
-        found = np.flatnonzero(mask & keep)
-        quotes = [
-            (f"{paths[int(files[row])]}:{int(columns.line[row])}",
-             "|".join(columns.text[n][row] for n in columns.text))
-            for row in found[:QUOTED].tolist()
-        ]  # fmt: skip
-        skipped.add_many(reason, len(found), quotes)
-        keep[mask] = False
-
-    skip(np.char.find(ids, ".") >= 0, STEP)
+def _convert(log: _Log, submit_time: str) -> Converted:
+    log.finish()
+    paths, skipped, f = log.paths, log.skipped, log
+    ids = log.id_all
+    n = len(ids)
     bad_id = next(
-        (r for r in np.flatnonzero(keep).tolist()
-         if not _JOB_ID.match(ids[r]) and not _ARRAY_RANGE.match(ids[r])), None
+        (r for r, v in enumerate(ids.tolist()) if not _JOB_ID.match(v) and not
+         _ARRAY_RANGE.match(v)), None,
     )  # fmt: skip
     if bad_id is not None:
-        raise f.error(bad_id, id_field, f"{str(ids[bad_id])!r} is not a Slurm job id (123, 123_4, "
-                      "123_[5-9], 123+0)")  # fmt: skip
-    distinct, inverse = np.unique(f.text("State"), return_inverse=True)
-    words = []
-    for value in distinct.tolist():
-        try:
-            words.append(_state(value))
-        except ValueError as err:
-            row = int(np.flatnonzero(f.text("State") == value)[0])
-            raise f.error(row, "State", str(err)) from None
-    state = np.array(words, dtype=object)[inverse.reshape(-1)] if words else np.empty(0, object)
-    for word, reason in NOT_ENDED.items():
-        skip(state == word, reason)
-
-    submit = f.stamps("Submit", tz)
-    start = f.stamps("Start", tz)
-    end = f.stamps("End", tz)
-    eligible = f.stamps("Eligible", tz) if f.has("Eligible") else submit
+        raise f.error(bad_id, "JobID", f"{str(ids[bad_id])!r} is not a Slurm job id (123, "
+                      "123_4, 123_[5-9], 123+0)")  # fmt: skip
+    state = np.array([log.words[v] for v in log.distinct["State"]], dtype=object)[
+        log.code_all["State"]
+    ] if n else np.empty(0, dtype=object)  # fmt: skip
+    submit, start, end = (log.stamp_all[name] for name in ("Submit", "Start", "End"))
+    eligible = log.stamp_all.get("Eligible", submit)
     cpus = f.counts("NCPUS" if f.has("NCPUS") else "AllocCPUS")
-    nodes = f.counts("NNodes") if f.has("NNodes") else np.full(len(ids), -1)
-    req_cpus = f.counts("ReqCPUS") if f.has("ReqCPUS") else np.full(len(ids), -1)
-    limit = (
-        f.parse_distinct("Timelimit", _limit) if f.has("Timelimit") else np.full(len(ids), np.nan)
-    )
-    gpus, memory = _resources(f)
+    nodes = f.counts("NNodes") if f.has("NNodes") else np.full(n, -1.0)
+    req_cpus = f.counts("ReqCPUS") if f.has("ReqCPUS") else np.full(n, -1.0)
+    limit = f.parse_distinct("Timelimit", _limit) if f.has("Timelimit") else np.full(n, np.nan)
+    gpus, memory = _resources(f, cpus, nodes)
     never = np.isnan(start)
     if f.has("NodeList"):
-        never |= f.text("NodeList") == "None assigned"
-    no_submit = np.isnan(submit) & keep
-    if no_submit.any():
-        row = int(np.flatnonzero(no_submit)[0])
-        raise f.error(
-            row, "Submit", f"{str(f.text('Submit')[row])!r}: an ended job without a submit time"
-        )
-    skip(~never & (start < submit), "starts before it was submitted")
-    skip(~never & (end < start), "ends before it starts")
+        never |= f.text("NodeList", np.arange(n)) == "None assigned"
+    if np.isnan(submit).any():
+        row = int(np.flatnonzero(np.isnan(submit))[0])
+        raise f.error(row, "Submit", "Unknown: an ended job without a submit time")
     if submit_time == "eligible":
         submit = np.where(np.isnan(eligible), submit, np.maximum(eligible, submit))
 
-    rows = np.flatnonzero(keep)
+    rows = np.arange(n)
     rows, tasks, notes = _arrays_and_components(ids, rows, state, never)
     status = np.array([ENDED[s] for s in state[rows].tolist()], dtype=np.float64)
     # one SWF job per kept row (a pending array range repeated once per task)
@@ -470,11 +560,10 @@ def _convert(
         ("partitions", "Partition", "partition"),
     ):  # fmt: skip
         if f.has(name):
-            numbers, names[kind] = number_names(f.text(name)[rows])
+            numbers, names[kind] = number_codes(f.code_all[name][rows], f.distinct[name])
             data[:, COLUMN[column]] = numbers
-    unlimited = int(np.count_nonzero(np.isin(f.text("Timelimit")[rows], ("UNLIMITED",
-                                                                           "Partition_Limit")))
-                    ) if f.has("Timelimit") else 0  # fmt: skip
+    unlimited = int(np.count_nonzero(np.isin(f.text("Timelimit", rows), ("UNLIMITED",
+                    "Partition_Limit")))) if f.has("Timelimit") else 0  # fmt: skip
     if unlimited:
         notes.append(
             f"{_count(unlimited, 'job')} with time limit UNLIMITED or Partition_Limit: "
@@ -483,8 +572,8 @@ def _convert(
     peak = _peak(st, en, cp, started & ~np.isnan(en))
     part = data[:, COLUMN["partition"]].astype(np.int64) - 1
     platform = _platform(names, part, st, en, cp, nd, gp, lim, started & ~np.isnan(en))
-    clusters = sorted(set(f.text("Cluster")[rows].tolist())) if f.has("Cluster") else []
-    header = _header(paths, n, origin, sub, tz, peak, names, skipped, notes, clusters)
+    clusters = sorted(set(f.text("Cluster", rows).tolist())) if f.has("Cluster") else []
+    header = _header(paths, n, origin, sub, log.tz, peak, names, skipped, notes, clusters)
     trace = SWFTrace(paths[0] if len(paths) == 1 else "sacct output", header, data)
     return Converted(trace, skipped, names, notes, platform)
 
@@ -493,25 +582,24 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def _resources(f: _Fields) -> tuple[np.ndarray, np.ndarray]:
-    """Per line: GPUs allocated (AllocTRES, else ReqTRES) and memory requested in MB
+def _resources(f: _Log, cpus: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per kept line: GPUs allocated (AllocTRES, else ReqTRES) and memory requested in MB
     (ReqTRES, else ReqMem, else AllocTRES); NaN where unknown."""
-    n = len(f.columns.line)
+    n = len(f.id_all)
     gpus = memory = np.full(n, np.nan)
     for name in ("AllocTRES", "ReqTRES"):
         if f.has(name):
-            pairs = f.parse_distinct(name, lambda text: _tres(text)[0])
-            gpus = np.where(np.isnan(gpus), pairs, gpus)
+            gpus = np.where(np.isnan(gpus), f.parse_distinct(name, lambda t: _tres(t)[0]), gpus)
     for name in ("ReqTRES", "AllocTRES"):
         if f.has(name):
-            mem = f.parse_distinct(name, lambda text: _tres(text)[1])
+            mem = f.parse_distinct(name, lambda t: _tres(t)[1])
             memory = np.where(np.isnan(memory), mem, memory)
     if f.has("ReqMem"):
-        size = f.parse_distinct("ReqMem", lambda text: _req_mem(text)[0])
-        per = f.parse_distinct("ReqMem", lambda text: "nc".find(_req_mem(text)[1]))
-        nodes = f.counts("NNodes").astype(np.float64) if f.has("NNodes") else np.ones(n)
-        cpus = f.counts("NCPUS" if f.has("NCPUS") else "AllocCPUS").astype(np.float64)
-        total = np.select([per == 0, per == 1], [size * np.maximum(nodes, 1), size * cpus], size)
+        size = f.parse_distinct("ReqMem", lambda t: _req_mem(t)[0])
+        per = f.parse_distinct("ReqMem", lambda t: "nc".find(_req_mem(t)[1]))
+        total = np.select(
+            [per == 0, per == 1], [size * np.maximum(nodes, 1), size * np.maximum(cpus, 0)], size
+        )
         memory = np.where(np.isnan(memory), total, memory)
     return gpus, memory
 
