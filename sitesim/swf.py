@@ -303,12 +303,16 @@ def format_swf(
     """
     tails = tails or {}
     lines = [line if line.startswith(";") else f"; {line}" for line in header]
-    widths = [_column_width(data[:, k]) for k in range(data.shape[1])]
+    sizes = [_column_width(data[:, k]) for k in range(data.shape[1])] if len(data) else []
+    widths, whole = [width for width, _ in sizes], [integral for _, integral in sizes]
+    line = " ".join(f"%{width}s" for width in widths)  # (right-aligned, as rjust)
     parts = ["\n".join(lines)] if lines else []
     for lo in range(0, len(data), _FORMAT_BLOCK):
         block = data[lo : lo + _FORMAT_BLOCK]
-        columns = [_column_values(block[:, k]) for k in range(block.shape[1])]
-        line = " ".join(f"%{width}s" for width in widths)  # (right-aligned, as rjust)
+        columns = [
+            block[:, k].astype(np.int64).tolist() if whole[k] else _column_values(block[:, k])
+            for k in range(block.shape[1])
+        ]
         rows = [line % cells for cells in zip(*columns, strict=True)]
         for row in (r for r in tails if lo <= r < lo + len(block)):
             rows[row - lo] = f"{rows[row - lo]} {tails[row]}"
@@ -327,16 +331,15 @@ def _integral_text(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return finite, integral, np.where(integral, col, -1).astype(np.int64)
 
 
-def _column_width(col: np.ndarray) -> int:
-    """The width of a column's longest text: the integers' longest is at their extremes."""
-    if not len(col):
-        return 0
+def _column_width(col: np.ndarray) -> tuple[int, bool]:
+    """The width of a column's longest text (the integers' longest is at their extremes), and
+    whether every value is a whole number."""
     finite, integral, ints = _integral_text(col)
     width = max(len(str(int(ints.max()))), len(str(int(ints.min()))))
     fractional = np.flatnonzero(finite & ~integral)
     if len(fractional):
         width = max(width, max(len(repr(v)) for v in col[fractional].tolist()))
-    return width
+    return width, bool(integral.all())
 
 
 def _column_values(col: np.ndarray) -> list[int | str]:

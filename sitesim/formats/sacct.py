@@ -133,7 +133,7 @@ def read_sacct(
         FormatError: a file that is not sacct output, or a malformed line: the message names
             the file, the line and the field.
     """
-    log = _Log([str(p) for p in paths], zone(timezone))
+    log = _Log([str(p) for p in paths], zone(timezone), eligible=submit_time == "eligible")
     for k, path in enumerate(log.paths):
         log.read_file(k, path)
     if submit_time == "eligible" and "Eligible" not in log.fields:
@@ -152,8 +152,11 @@ class _Log:
     jobs not ended are counted (their first lines quoted) and dropped before anything else
     is parsed, so only the kept lines' columns are held."""
 
-    def __init__(self, paths: list[str], tz: ZoneInfo) -> None:
+    def __init__(self, paths: list[str], tz: ZoneInfo, eligible: bool = False) -> None:
         self.paths, self.tz = paths, tz
+        #: The fields read (the others are split off and dropped).
+        self.wanted = {*REQUIRED, *OPTIONAL} - set(_UNUSED) - (set() if eligible else
+                                                                {"Eligible"})  # fmt: skip
         self.fields: list[str] = []
         self.skipped = Skipped()
         self.kind: StampKind | None = None
@@ -169,12 +172,9 @@ class _Log:
     # - files -
     def read_file(self, k: int, name: str) -> None:
         with _open(name) as fh:
-            first = 0
-            for first, line in enumerate(fh, start=1):  # noqa: B007
-                if line.strip():
-                    break
-            else:
-                line = ""
+            first, line = 1, fh.readline()
+            while line and not line.strip():
+                first, line = first + 1, fh.readline()
             header = line.strip()
             if not header:
                 raise not_the_format(name, 1, "header", "sacct output", "", "the file is empty")
@@ -187,16 +187,22 @@ class _Log:
                     f"({'|'.join(self.fields)}); give files of one sacct command",
                 )  # fmt: skip
             self.fields = fields
-            number = first + 1
-            while block := fh.readlines(BLOCK_BYTES):
-                self._block(k, name, number, block, header, trailing)
-                number += len(block)
+            number, rest = first + 1, ""
+            while chunk := fh.read(BLOCK_BYTES):
+                text = rest + chunk
+                cut = text.rfind("\n") + 1
+                text, rest = text[:cut], text[cut:]
+                if text:
+                    number = self._block(k, name, number, text, header, trailing)
+            if rest:
+                self._block(k, name, number, rest + "\n", header, trailing)
 
-    def _block(
-        self, k: int, name: str, number: int, block: list[str], header: str, trailing: bool
-    ) -> None:
+    def _block(self, k: int, name: str, number: int, text: str, header: str, trailing: bool) -> int:
+        """Sort out the whole lines of ``text``, the first numbered ``number``; the number
+        of the line after them."""
         width = len(self.fields) + trailing
-        text = "".join(block).replace("\r", "")
+        following = number + text.count("\n")
+        text = text.replace("\r", "")
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
@@ -215,8 +221,9 @@ class _Log:
         flat = "|".join(lines).split("|") if lines else []
         if trailing and any(flat[width - 1 :: width]):
             self._width_error(name, numbers, lines, width, trailing)
-        columns = {f: flat[j::width] for j, f in enumerate(self.fields)}
+        columns = {f: flat[j::width] for j, f in enumerate(self.fields) if f in self.wanted}
         self._sort_out(k, name, numbers, lines, columns)
+        return following
 
     def _width_error(
         self, name: str, numbers: np.ndarray, lines: list[str], width: int, trailing: bool
@@ -244,7 +251,7 @@ class _Log:
     ) -> None:
         """Count and drop the lines that are not jobs; parse and keep the others."""
         self._where = (name, numbers)
-        ids = columns["JobID" if "JobID" in columns else "JobIDRaw"]
+        ids = columns["JobID"]
         for j, value in self._first_of(columns["State"]):
             self._word(name, numbers, j, value)
         word = np.array([self.words[v] for v in columns["State"]], dtype=object)
@@ -256,8 +263,7 @@ class _Log:
         keep = reason == ""
         for f in _STAMPS:
             if f in columns:
-                values = np.array(columns[f], dtype=str)
-                stamps[f] = self._stamps(f, values, keep)
+                stamps[f] = self._stamps(f, columns[f], keep)
         started = ~np.isnan(stamps["Start"])
         reason[keep & started & (stamps["Start"] < stamps["Submit"])] = (
             "starts before it was submitted"
@@ -295,16 +301,17 @@ class _Log:
             raise format_error(name, int(numbers[j]), "State", str(err)) from None
         return self.words[value]
 
-    def _stamps(self, field_name: str, values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    def _stamps(self, field_name: str, values: list[str], keep: np.ndarray) -> np.ndarray:
         """Seconds since the epoch of the kept lines' times (NaN elsewhere)."""
         name, numbers = self._where
-        mine = values[keep]
+        rows = np.flatnonzero(keep)
+        mine = [values[j] for j in rows.tolist()] if len(rows) < len(values) else values
         if self.kind is None:
-            known = [v for v in dict.fromkeys(mine.tolist()) if v not in UNKNOWN_STAMPS]
+            known = [v for v in dict.fromkeys(mine) if v not in UNKNOWN_STAMPS]
             if known:
                 self.kind = stamp_kind(known[0])
                 if self.kind is None:
-                    j = int(np.flatnonzero(keep)[mine.tolist().index(known[0])])
+                    j = int(rows[mine.index(known[0])])
                     raise format_error(
                         name, int(numbers[j]), field_name,
                         f"{known[0]!r} is not a time sacct prints ({FORMATS})",
@@ -314,14 +321,14 @@ class _Log:
             return seconds
         parsed, bad = parse_stamps(mine, self.kind, self.tz)
         if bad is not None:
-            j = int(np.flatnonzero(keep)[bad])
+            j = int(rows[bad])
             form = "Unix seconds" if self.kind == "epoch" else "YYYY-MM-DDTHH:MM:SS"
             raise format_error(
                 name, int(numbers[j]), field_name,
-                f"{str(mine[bad])!r} is not a time sacct prints ({FORMATS}; this file's times "
+                f"{mine[bad]!r} is not a time sacct prints ({FORMATS}; this file's times "
                 f"are {form})",
             )  # fmt: skip
-        seconds[keep] = parsed
+        seconds[rows] = parsed
         return seconds
 
     # - the kept lines -
@@ -479,9 +486,10 @@ def _convert(log: _Log, submit_time: str) -> Converted:
     paths, skipped, f = log.paths, log.skipped, log
     ids = log.id_all
     n = len(ids)
+    plain = np.strings.isdigit(ids)  # (most ids: a number; the others are checked one by one)
     bad_id = next(
-        (r for r, v in enumerate(ids.tolist()) if not _JOB_ID.match(v) and not
-         _ARRAY_RANGE.match(v)), None,
+        (r for r in np.flatnonzero(~plain).tolist()
+         if not _JOB_ID.match(ids[r]) and not _ARRAY_RANGE.match(ids[r])), None,
     )  # fmt: skip
     if bad_id is not None:
         raise f.error(bad_id, "JobID", f"{str(ids[bad_id])!r} is not a Slurm job id (123, "
@@ -648,13 +656,12 @@ def _components(ids: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _peak(start: np.ndarray, end: np.ndarray, amount: np.ndarray, ran: np.ndarray) -> int:
     """The most of ``amount`` in use at once by the jobs that ran (ends before starts at one
-    instant)."""
+    instant: a start sorts after an end at the same time)."""
     if not ran.any():
         return 0
-    times = np.concatenate([start[ran], end[ran]])
+    times = np.concatenate([start[ran] * 2 + 1, end[ran] * 2])  # (exact: times < 2**51)
     change = np.concatenate([amount[ran], -amount[ran]])
-    order = np.lexsort((change, times))
-    return int(np.cumsum(change[order]).max())
+    return int(np.cumsum(change[np.argsort(times)]).max())
 
 
 def _platform(

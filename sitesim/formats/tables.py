@@ -148,7 +148,7 @@ class RunTables:
 
     @property
     def users(self) -> Any:
-        """The per-user table (written with ``--users-csv``, or by ``sitesim run``)."""
+        """The per-user table (site-level runs write it)."""
         return self._table("users")
 
     @property

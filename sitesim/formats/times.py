@@ -54,41 +54,44 @@ def stamp_kind(text: str) -> StampKind | None:
     return None
 
 
-def parse_stamps(
-    values: np.ndarray, kind: StampKind, tz: ZoneInfo
-) -> tuple[np.ndarray, int | None]:
+def parse_stamps(values: list[str], kind: StampKind, tz: ZoneInfo) -> tuple[np.ndarray, int | None]:
     """Seconds since the epoch (float64, NaN for ``Unknown``), and the index of the first value
     that is not of form ``kind`` (None when all are).
 
     Args:
-        values: the stamps as text (a NumPy string array).
+        values: the stamps as text.
         kind: their form (:func:`stamp_kind` of the first known one).
         tz: the zone of local times (not used for Unix seconds).
     """
-    text = np.asarray(values, dtype=str)
-    seconds = np.full(len(text), np.nan)
-    known = ~np.isin(text, UNKNOWN_STAMPS)
-    given = text[known]
+    unknown = any(text in values for text in UNKNOWN_STAMPS)
+    given = [_NOT_A_TIME if v in UNKNOWN_STAMPS else v for v in values] if unknown else values
+    lengths = set(map(len, given)) - {len(_NOT_A_TIME)}
     try:
         if kind == "epoch":
-            if len(given) and np.char.str_len(given).max() > 12:
+            if lengths and max(lengths) > 12:
                 raise ValueError
-            parsed = given.astype(np.int64).astype(np.float64)
+            parsed = np.array(given, dtype="U12")
+            parsed[parsed == _NOT_A_TIME] = "-1"
+            seconds = parsed.astype(np.int64).astype(np.float64)
+            seconds[seconds < 0] = np.nan
         else:
-            if len(given) and (np.char.str_len(given) != 19).any():
+            if lengths - {19}:
                 raise ValueError
-            parsed = given.astype("datetime64[s]").astype(np.int64).astype(np.float64)
+            stamps = np.array(given, dtype="datetime64[s]")
+            seconds = np.where(np.isnat(stamps), np.nan, stamps.astype(np.int64))
+            seconds = to_utc(seconds, tz)
     except ValueError:
-        return seconds, _first_bad(text, kind)
-    if kind == "iso":
-        parsed = to_utc(parsed, tz)
-    seconds[known] = parsed
+        return np.full(len(values), np.nan), _first_bad(values, kind)
     return seconds, None
 
 
-def _first_bad(text: np.ndarray, kind: StampKind) -> int:
+#: What an unknown time becomes before NumPy parses the column (NumPy's not-a-time).
+_NOT_A_TIME = "NaT"
+
+
+def _first_bad(values: list[str], kind: StampKind) -> int:
     pattern = _ISO if kind == "iso" else _EPOCH
-    for k, value in enumerate(text.tolist()):
+    for k, value in enumerate(values):
         if value in UNKNOWN_STAMPS:
             continue
         if not pattern.match(value):
@@ -105,6 +108,13 @@ def to_utc(local: np.ndarray, tz: ZoneInfo) -> np.ndarray:
     """Local wall-clock times (seconds, as if UTC) in zone ``tz`` -> seconds since the epoch."""
     if tz.key == "UTC" or not len(local):
         return local
+    known = ~np.isnan(local)
+    utc = local.copy()
+    utc[known] = _shift(local[known], tz)
+    return utc
+
+
+def _shift(local: np.ndarray, tz: ZoneInfo) -> np.ndarray:
     buckets, inverse = np.unique(np.floor(local / _BUCKET), return_inverse=True)
     offsets = np.array(
         [_offset(float(bucket) * _BUCKET, tz) for bucket in buckets.tolist()], dtype=np.float64
