@@ -147,3 +147,17 @@ def test_help_lists_every_format_and_option(capsys):
     for word in ("sacct", "pbs", "batsim-jobs", "parquet", "--timezone", "--submit-time",
                  "--mapping", "--platform-out", "--force", "exit status 2"):  # fmt: skip
         assert word in text, word
+
+
+def test_an_output_that_cannot_be_made_stops_before_any_is_written(tmp_path, capsys):
+    source = tmp_path / "log.sacct"
+    source.write_text(
+        "JobID|User|Submit|Start|End|NCPUS|State\n"
+        "1|u|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:10|1|COMPLETED\n"
+    )
+    out = tmp_path / "out"
+    args = ["convert", str(source), "-o", str(out / "x.swf"), "--mapping",
+            str(out / "names.json"), "--platform-out", str(out / "p.toml")]  # fmt: skip
+    assert main(args) == 2
+    assert "no platform to write" in capsys.readouterr().err
+    assert not out.exists() or list(out.iterdir()) == []

@@ -99,33 +99,42 @@ def run(args: argparse.Namespace) -> int:
     outputs = [args.output, args.mapping, args.platform_out]
     _check_outputs([o for o in outputs if o is not None], args.force, folder=_folder_out(
         source, target))  # fmt: skip
+    if target == "parquet":
+        from sitesim.formats.tables import pyarrow
+
+        pyarrow()  # (not installed: say so before reading anything)
     if source == "run":
         return _convert_run(args, target)
+    from sitesim.output import atomic_write
+
     converted = _read(source, args)
-    skipped = converted.skipped
-    trace = converted.trace
+    skipped, trace, written = converted.skipped, converted.trace, len(converted.trace)
+    # everything that can fail is done before the first file is written
+    platform = None
+    if args.platform_out is not None:
+        platform = _platform_text(converted.platform, args.inputs[0])
+    workload = None
+    if target == "batsim":
+        from sitesim.formats.batsim import batsim_workload
+
+        workload, dropped = batsim_workload(trace)
+        written -= dropped.total
+        if source == "swf":
+            skipped = dropped
+        elif dropped.total:
+            print(f"not carried into the Batsim workload: {dropped.summary()[len('skipped ') :]}")
     if args.mapping is not None:
         from sitesim.formats.names import mapping_json
-        from sitesim.output import atomic_write
 
         atomic_write(args.mapping, mapping_json(converted.names))
-    if args.platform_out is not None:
-        _write_platform(args.platform_out, converted.platform, args.inputs[0])
-    written = len(trace)
-    if target == "swf":
+    if platform is not None:
+        atomic_write(args.platform_out, platform)
+    if workload is not None:
+        atomic_write(args.output, workload)
+    elif target == "swf":
         from sitesim.swf import write_swf
 
         write_swf(args.output, trace.data, trace.header, trace.tails)
-    elif target == "batsim":
-        from sitesim.formats.batsim import batsim_workload
-        from sitesim.output import atomic_write
-
-        text, dropped = batsim_workload(trace)
-        atomic_write(args.output, text)
-        written -= dropped.total
-        skipped = dropped if source == "swf" else skipped
-        if source != "swf" and dropped.total:
-            print(f"not carried into the Batsim workload: {dropped.summary()[len('skipped ') :]}")
     else:
         from sitesim.formats.tables import swf_parquet
 
@@ -213,16 +222,15 @@ def _read(source: str, args: argparse.Namespace) -> Any:
     return Converted(read_swf(args.inputs[0]))
 
 
-def _write_platform(path: Path, platform: dict[str, Any] | None, source: Path) -> None:
+def _platform_text(platform: dict[str, Any] | None, source: Path) -> str:
     from sitesim.formats.platform_toml import platform_toml
-    from sitesim.output import atomic_write
 
     if platform is None:
         raise SitesimError(
             f"{source}: shows no partition with jobs that ran on nodes (needs the fields "
             "Partition and NNodes): no platform to write"
         )
-    atomic_write(path, platform_toml(platform, source.name))
+    return platform_toml(platform, source.name)
 
 
 def _convert_run(args: argparse.Namespace, target: str) -> int:

@@ -53,8 +53,9 @@ def by_extension(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    """A file's text, gzip-compressed or not (undecodable bytes replaced).
+def read_text(path: str | os.PathLike[str], limit: int = -1) -> str:
+    """A file's text, gzip-compressed or not (undecodable bytes replaced); with ``limit``,
+    its first ``limit`` bytes at most (enough to tell its format).
 
     Raises:
         SitesimError: it cannot be read.
@@ -62,9 +63,10 @@ def read_text(path: str | os.PathLike[str]) -> str:
     name = os.fspath(path)
     try:
         with open(name, "rb") as fh:
-            raw = fh.read()
+            raw = fh.read(limit)
         if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
+            with gzip.open(name, "rb") as unzipped:
+                raw = unzipped.read(limit)
     except (OSError, EOFError) as err:
         problem = err.strerror if isinstance(err, OSError) and err.strerror else err
         raise SitesimError(f"{name}: cannot read: {problem}") from None

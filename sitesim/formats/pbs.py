@@ -151,23 +151,21 @@ def _job(name: str, number: int, v: dict[str, str]) -> list[float]:
     def error(key: str, problem: str) -> FormatError:
         return format_error(name, number, key, problem)
 
-    def stamp(key: str) -> float:
+    def whole(key: str, negative: str, other: str) -> float:
+        """A whole number >= 0 (NaN: absent); ``negative`` and ``other`` name what is wrong."""
         text = v.get(key, "")
         if text == "":
             return math.nan
         if not text.isdigit():
-            sign = "a negative time" if text.lstrip("-").isdigit() else "not Unix seconds"
-            raise error(key, f"{text!r} is {sign}")
-        return float(text) if int(text) > 0 else math.nan
+            raise error(key, f"{text!r} is {negative if text.lstrip('-').isdigit() else other}")
+        return float(text)
+
+    def stamp(key: str) -> float:
+        seconds = whole(key, "a negative time", "not Unix seconds")
+        return seconds if seconds > 0 else math.nan
 
     def count(key: str) -> float:
-        text = v.get(key, "")
-        if text == "":
-            return math.nan
-        if not text.isdigit():
-            what = "a negative count" if text.lstrip("-").isdigit() else "not a count"
-            raise error(key, f"{text!r} is {what}")
-        return float(text)
+        return whole(key, "a negative count", "not a count")
 
     def duration(key: str) -> float:
         text = v.get(key, "")

@@ -281,7 +281,7 @@ class _Log:
         for f, seconds in stamps.items():
             self.stamps.setdefault(f, []).append(seconds[kept])
         for f, texts in columns.items():
-            if f in _TEXT or f in _STAMPS or f in _UNUSED:
+            if f in _TEXT or f in _STAMPS:
                 continue
             index = self.index.setdefault(f, {})
             for value in dict.fromkeys(texts):
@@ -409,7 +409,7 @@ def _header_fields(name: str, number: int, header: str) -> list[str]:
     if "|" not in header or not any(
         part.strip().lower() in ("jobid", "jobidraw") for part in header.split("|")
     ):
-        text = read_text(name)[:20_000]
+        text = read_text(name, limit=20_000)
         raise not_the_format(name, number, "header", "sacct --parsable2 output", text, expected)
     known = {f.lower(): f for f in (*REQUIRED, *OPTIONAL)}
     fields = [known.get(part.strip().lower(), part.strip()) for part in header.split("|")]
