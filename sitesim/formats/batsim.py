@@ -390,21 +390,26 @@ def assign_processors(records: np.ndarray, procs: int) -> list[str]:
             continue
         need = int(size[job])
         taken: list[tuple[int, int]] = []
+        k = 0
         while need > 0:
-            if not free:
+            if k == len(free):
                 raise SitesimError(
                     f"the records use more than {procs} processors at time {times[event]:g}"
                 )
-            low, high = free[0]
-            if high - low + 1 <= need:
-                taken.append(free.pop(0))
-                need -= high - low + 1
-            else:
-                taken.append((low, low + need - 1))
-                free[0] = (low + need, high)
-                need = 0
-        held[job] = taken
+            low, high = free[k]
+            taken.append((low, min(high, low + need - 1)))
+            need -= taken[-1][1] - low + 1
+            k += 1
         allocated[job] = interval_set(taken)
+        if end[job] == start[job]:
+            continue  # (a job of no duration holds its processors for no time)
+        del free[: k - 1]
+        last = free[0][1]
+        if taken[-1][1] == last:
+            del free[0]
+        else:
+            free[0] = (taken[-1][1] + 1, last)
+        held[job] = taken
     return allocated
 
 

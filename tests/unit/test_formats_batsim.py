@@ -169,15 +169,30 @@ def test_interval_sets_are_canonical():
 
 
 def test_processors_assigned_after_a_run_are_never_shared():
-    jobs = [(0, 3, 10), (0, 2, 5), (1, 4, 8), (5, 2, 20), (9, 5, 3), (10, 1, 1), (10, 6, 4)]
+    jobs = [
+        (0, 3, 10),
+        (0, 2, 5),
+        (1, 4, 8),
+        (5, 2, 20),
+        (9, 5, 3),
+        (10, 1, 1),
+        (10, 6, 4),
+        (20, 8, 0, 5),
+        (20, 8, 0, 5),
+        (20, 3, 2),
+    ]  # (jobs of no duration, as traces hold)
     result = run_jobs(jobs, 8, create("EASY"))
+    assert (result.records["runtime"] == 0).sum() == 2
     allocated = assign_processors(result.records, 8)
     rec = result.records
     for i in range(len(rec)):
         mine = _ids(allocated[i])
         assert len(mine) == rec["size"][i] and max(mine) < 8
         for j in range(i):
+            # (a job of no duration holds nothing but must not take a running job's processors)
             overlap = rec["start"][i] < rec["end"][j] and rec["start"][j] < rec["end"][i]
+            overlap |= rec["start"][j] < rec["start"][i] < rec["end"][j]
+            overlap |= rec["start"][i] < rec["start"][j] < rec["end"][i]
             assert not (overlap and mine & _ids(allocated[j])), (i, j)
 
 
