@@ -270,3 +270,15 @@ def test_jobs_csv_from_a_run_folder_equals_the_one_from_memory(tmp_path):
     header = folder_jobs_csv(folder).splitlines()[0]
     assert header.split(",") == list(JOBS_COLUMNS)
     assert json.loads((folder / "results.json").read_text())["procs"] == 8
+
+
+@pytest.mark.traces
+def test_processors_of_a_real_replay_never_exceed_the_machine():
+    import sitesim
+
+    result = sitesim.replay(str(trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")), "EASY")
+    allocated = assign_processors(result.records, result.procs)
+    ran = [k for k, text in enumerate(allocated) if text]
+    assert len(ran) == len(result.records)
+    highest = max(int(text.split()[-1].split("-")[-1]) for text in allocated)
+    assert highest < result.procs
