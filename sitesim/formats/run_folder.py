@@ -106,7 +106,8 @@ def read_records(path: Path) -> np.ndarray:
             if name == "state":
                 records[name] = [_STATE_CODES[v] for v in values]
             else:
-                records[name] = np.array([v if v != "" else "nan" for v in values], dtype=float)
+                numbers = map(float, (v if v != "" else "nan" for v in values))
+                records[name] = np.fromiter(numbers, dtype=np.float64, count=len(values))
         except (KeyError, ValueError) as err:
             raise SitesimError(f"{path}: column {name}: {err} is not a value it holds") from None
     return records

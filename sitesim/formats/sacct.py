@@ -75,8 +75,9 @@ DOCUMENTED = (
     "End", "Timelimit", "NNodes", "NCPUS", "ReqCPUS", "ReqMem", "AllocTRES", "ReqTRES", "State",
     "ExitCode",
 )  # fmt: skip
-#: Text read and split at a time (about 20,000 lines; bounds the memory of its pieces).
-BLOCK_BYTES = 4 << 20
+#: Text read and split at a time (about 5,000 lines: bounds the memory of its pieces, and
+#: how long a read of a slow disk can hold off Ctrl-C).
+BLOCK_BYTES = 1 << 20
 
 #: Slurm's job states (the first word of State: ``CANCELLED by 1234``) and SWF's status.
 ENDED = {

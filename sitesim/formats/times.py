@@ -67,22 +67,28 @@ def parse_stamps(values: list[str], kind: StampKind, tz: ZoneInfo) -> tuple[np.n
     given = [_NOT_A_TIME if v in UNKNOWN_STAMPS else v for v in values] if unknown else values
     lengths = set(map(len, given)) - {len(_NOT_A_TIME)}
     try:
-        if kind == "epoch":
-            if lengths and max(lengths) > 12:
-                raise ValueError
-            parsed = np.array(given, dtype="U12")
-            parsed[parsed == _NOT_A_TIME] = "-1"
-            seconds = parsed.astype(np.int64).astype(np.float64)
-            seconds[seconds < 0] = np.nan
-        else:
-            if lengths - {19}:
-                raise ValueError
-            stamps = np.array(given, dtype="datetime64[s]")
-            seconds = np.where(np.isnat(stamps), np.nan, stamps.astype(np.int64))
-            seconds = to_utc(seconds, tz)
+        seconds = _cast(given, kind, lengths)
     except ValueError:
         return np.full(len(values), np.nan), _first_bad(values, kind)
-    return seconds, None
+    return (to_utc(seconds, tz) if kind == "iso" else seconds), None
+
+
+def _cast(given: list[str], kind: StampKind, lengths: set[int]) -> np.ndarray:
+    """The stamps parsed (ValueError: one is not of form ``kind``).
+
+    Unix seconds go through Python's ``int``, not NumPy's cast of text to integers: that cast
+    calls back into Python, and a Ctrl-C arriving then is lost (the conversion goes on)."""
+    if kind == "epoch":
+        if lengths and max(lengths) > 12:
+            raise ValueError
+        if _NOT_A_TIME in given:
+            given = ["-1" if v == _NOT_A_TIME else v for v in given]
+        seconds = np.fromiter(map(int, given), dtype=np.int64, count=len(given))
+        return np.where(seconds < 0, np.nan, seconds.astype(np.float64))
+    if lengths - {19}:
+        raise ValueError
+    stamps = np.array(given, dtype="datetime64[s]")
+    return np.where(np.isnat(stamps), np.nan, stamps.astype(np.int64))
 
 
 #: What an unknown time becomes before NumPy parses the column (NumPy's not-a-time).
