@@ -14,6 +14,8 @@ What a scenario script needs is here::
     result = sitesim.replay("trace.swf.gz", "CREASY", load=0.9)  # open trace replay
     result = sitesim.run(sitesim.SiteConfig(users=20, days=28))  # a configuration
     table = sitesim.sweep(sitesim.SiteConfig(days=28), {"users": [10, 20]}, seeds=4)
+    frame = result.to_pandas()                                 # the jobs (needs pandas)
+    tables = sitesim.load("runs/first")                        # a run folder, as DataFrames
 
 The names are loaded on first use, so ``import sitesim`` (and the ``sitesim`` command) starts
 fast.
@@ -43,6 +45,7 @@ _EXPORTS = {
     "write_swf": ("sitesim.swf", "write_swf"),
     "create_scheduler": ("sitesim.schedulers", "create"),
     "SitesimError": ("sitesim.errors", "SitesimError"),
+    "load": ("sitesim.formats.tables", "load"),
 }
 
 __all__ = [
@@ -58,6 +61,7 @@ __all__ = [
     "WorkloadProfile",
     "__version__",
     "create_scheduler",
+    "load",
     "read_swf",
     "replay",
     "run",
@@ -70,6 +74,7 @@ if TYPE_CHECKING:
     __version__: str
     from sitesim.config import ReplayConfig, RunConfig, SiteConfig
     from sitesim.errors import SitesimError
+    from sitesim.formats.tables import load
     from sitesim.job import Job
     from sitesim.metrics import Summary
     from sitesim.models.users import UserModel

@@ -79,7 +79,17 @@ def staged_folder(target: str | os.PathLike[str], *, last: str | None = None) ->
 
 #: The files sitesim writes into output folders: what :func:`clear_output_folder` may remove
 #: (with the temporary files of interrupted writes, ``.NAME.*.tmp``).
-WRITTEN_SUFFIXES = (".json", ".csv", ".png", ".swf", ".swf.gz", ".toml", ".html", ".gif")
+WRITTEN_SUFFIXES = (
+    ".json",
+    ".csv",
+    ".png",
+    ".swf",
+    ".swf.gz",
+    ".toml",
+    ".html",
+    ".gif",
+    ".parquet",
+)
 
 
 def check_output_folder(

@@ -298,32 +298,58 @@ def format_swf(
     """SWF text for ``data`` (jobs × 18), with ``header`` comment lines and optional tails.
 
     Integral values are written as integers, others in their shortest exact form, NaN as -1;
-    columns are right-aligned.
+    columns are right-aligned. Rows are formatted a block at a time (each column's width
+    found first), so the text's pieces never exist for the whole trace at once.
     """
     tails = tails or {}
-    columns = [_format_column(data[:, k]) for k in range(data.shape[1])]
     lines = [line if line.startswith(";") else f"; {line}" for line in header]
-    for row, parts in enumerate(zip(*columns, strict=True)):
-        line = " ".join(parts)
-        if row in tails:
-            line = f"{line} {tails[row]}"
-        lines.append(line)
-    return "\n".join(lines) + "\n"
+    sizes = [_column_width(data[:, k]) for k in range(data.shape[1])] if len(data) else []
+    widths, whole = [width for width, _ in sizes], [integral for _, integral in sizes]
+    line = " ".join(f"%{width}s" for width in widths)  # (right-aligned, as rjust)
+    parts = ["\n".join(lines)] if lines else []
+    for lo in range(0, len(data), _FORMAT_BLOCK):
+        block = data[lo : lo + _FORMAT_BLOCK]
+        columns = [
+            block[:, k].astype(np.int64).tolist() if whole[k] else _column_values(block[:, k])
+            for k in range(block.shape[1])
+        ]
+        rows = [line % cells for cells in zip(*columns, strict=True)]
+        for row in (r for r in tails if lo <= r < lo + len(block)):
+            rows[row - lo] = f"{rows[row - lo]} {tails[row]}"
+        parts.append("\n".join(rows))
+    return "\n".join(parts) + "\n"
 
 
-def _format_column(col: np.ndarray) -> list[str]:
-    if not len(col):
-        return []
+#: Rows formatted at a time.
+_FORMAT_BLOCK = 1 << 16
+
+
+def _integral_text(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which values are finite, which integral, and the integers written (-1: not integral)."""
     finite = np.isfinite(col)
     integral = finite & (col == np.floor(col))
-    text = np.where(integral, col, -1).astype(np.int64).astype(str)
+    return finite, integral, np.where(integral, col, -1).astype(np.int64)
+
+
+def _column_width(col: np.ndarray) -> tuple[int, bool]:
+    """The width of a column's longest text (the integers' longest is at their extremes), and
+    whether every value is a whole number."""
+    finite, integral, ints = _integral_text(col)
+    width = max(len(str(int(ints.max()))), len(str(int(ints.min()))))
+    fractional = np.flatnonzero(finite & ~integral)
+    if len(fractional):
+        width = max(width, max(len(repr(v)) for v in col[fractional].tolist()))
+    return width, bool(integral.all())
+
+
+def _column_values(col: np.ndarray) -> list[int | str]:
+    """A column's values as written: integers, or the shortest exact text of a fraction."""
+    finite, integral, ints = _integral_text(col)
+    values: list[int | str] = ints.tolist()
     if not integral.all():
-        text = text.astype(object)
-        fractional = np.flatnonzero(finite & ~integral)
-        text[fractional] = [repr(v) for v in col[fractional].tolist()]
-        text = text.astype(str)
-    width = int(np.char.str_len(text).max())
-    return list(np.char.rjust(text, width).tolist())
+        for k in np.flatnonzero(finite & ~integral).tolist():
+            values[k] = repr(float(col[k]))
+    return values
 
 
 def write_swf(

@@ -378,3 +378,26 @@ def test_an_interrupted_run_spares_the_full_scan_when_the_program_ends(
         collector._saved = None
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+# -- a long conversion -------------------------------------------------------------------------
+@pytest.mark.parametrize("cpu", [0.8, 2.5])
+def test_a_long_conversion_stops_within_two_seconds_and_writes_nothing(
+    tmp_path: Path, cpu: float
+) -> None:
+    header = "JobID|User|Account|Partition|QOS|Submit|Start|End|Timelimit|NNodes|NCPUS|State"
+    line = "{k}|u{u}|a{a}|batch|normal|{s}|{s}|{s}|01:00:00|1|{c}|COMPLETED"
+    lines = [line.format(k=k, u=k % 97, a=k % 13, s=1704067200 + k, c=1 + k % 32)
+             for k in range(400_000)]  # fmt: skip
+    (tmp_path / "dump.sacct").write_text(header + "\n" + "\n".join(lines) + "\n")
+    (tmp_path / "out").mkdir()
+    command = Command(["convert", "dump.sacct", "-o", "out/dump.swf", "--mapping",
+                       "out/names.json"], tmp_path)  # fmt: skip
+    pid = command.process.pid
+    command.wait_until(lambda: cpu_seconds(pid) >= cpu, f"{cpu} s of CPU")
+    took, status, left, stderr = command.stop(signal.SIGINT)
+    assert took <= STOP_WITHIN
+    assert status == 130
+    assert stderr.strip() == "sitesim: interrupted"
+    assert not left
+    assert list((tmp_path / "out").iterdir()) == []

@@ -11,5 +11,6 @@ COMMANDS = {
     "analyze": "uncover user behaviour (think times, sessions, feedback) from SWF traces",
     "profile": "build a workload profile (JSON) from SWF traces",
     "utility": "utility functions: augment a trace with them",
+    "convert": "site accounting logs (sacct, PBS), Batsim workloads and jobs.csv, SWF, Parquet",
     "report": "look at a run: an HTML report, its Gantt chart, its users' lanes",
 }
