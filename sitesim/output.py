@@ -1,6 +1,7 @@
 """Writing outputs so that nothing half-written is ever left behind.
 
-- :func:`atomic_write`: one file, written to a temporary file in the same folder, then renamed.
+- :func:`atomic_write`: one file, written to a temporary file in the same folder, then renamed;
+  :func:`atomic_write_all`: several files, all published or none.
 - :func:`staged_folder`: a folder of files, written into a temporary sibling folder and then
   published at once, so a run folder is complete or absent.
 - :func:`check_output_folder` and :func:`check_output_file`: checked before a run starts, so a
@@ -16,8 +17,10 @@ import json
 import math
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,22 +34,52 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
     Compression is deterministic (no timestamp or name in the gzip header), so the same data
     always gives the same bytes.
     """
-    target = Path(path)
-    raw = data.encode() if isinstance(data, str) else data
-    if target.suffix == ".gz":
-        raw = gzip.compress(raw, compresslevel=6, mtime=0)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    atomic_write_all([(path, data)])
+
+
+def atomic_write_all(files: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
+    """Write several files so that either all of them appear or none does.
+
+    Each is written to a temporary file beside it (an error or a Ctrl-C meanwhile removes them
+    all); then they are renamed into place one after the other with SIGINT held back, so a
+    Ctrl-C cannot fall between two renames (it is delivered once they are done).
+    """
+    staged: list[tuple[str, Path]] = []
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        for path, data in files:
+            target = Path(path)
+            raw = data.encode() if isinstance(data, str) else data
+            if target.suffix == ".gz":
+                raw = gzip.compress(raw, compresslevel=6, mtime=0)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            staged.append((tmp, target))
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw)
+                fh.flush()
+                os.fsync(fh.fileno())
+        with _sigint_held():
+            for tmp, target in staged:
+                os.replace(tmp, target)
+    finally:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+
+
+@contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Hold SIGINT back during the block (in the main thread; elsewhere nothing to hold)."""
+    held = threading.current_thread() is threading.main_thread() and hasattr(
+        signal, "pthread_sigmask"
+    )
+    if held:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @contextmanager
@@ -71,8 +104,9 @@ def staged_folder(target: str | os.PathLike[str], *, last: str | None = None) ->
         if last in names:
             names.remove(last)
             names.append(last)
-        for name in names:
-            os.replace(staging / name, target / name)
+        with _sigint_held():
+            for name in names:
+                os.replace(staging / name, target / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

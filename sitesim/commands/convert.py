@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         pyarrow()  # (not installed: say so before reading anything)
     if source == "run":
         return _convert_run(args, target)
-    from sitesim.output import atomic_write
+    from sitesim.output import atomic_write_all
 
     converted = _read(source, args)
     skipped, trace, written = converted.skipped, converted.trace, len(converted.trace)
@@ -123,22 +123,23 @@ def run(args: argparse.Namespace) -> int:
             skipped = dropped
         elif dropped.total:
             print(f"not carried into the Batsim workload: {dropped.summary()[len('skipped ') :]}")
-    if args.mapping is not None:
-        from sitesim.formats.names import mapping_json
-
-        atomic_write(args.mapping, mapping_json(converted.names))
-    if platform is not None:
-        atomic_write(args.platform_out, platform)
     if workload is not None:
-        atomic_write(args.output, workload)
+        files: list[tuple[Path, str | bytes]] = [(args.output, workload)]
     elif target == "swf":
-        from sitesim.swf import write_swf
+        from sitesim.swf import format_swf
 
-        write_swf(args.output, trace.data, trace.header, trace.tails)
+        files = [(args.output, format_swf(trace.data, trace.header, trace.tails))]
     else:
         from sitesim.formats.tables import swf_parquet
 
-        swf_parquet(trace, args.output)
+        files = [(args.output, swf_parquet(trace))]
+    if args.mapping is not None:
+        from sitesim.formats.names import mapping_json
+
+        files.append((args.mapping, mapping_json(converted.names)))
+    if platform is not None:
+        files.append((args.platform_out, platform))
+    atomic_write_all(files)  # all of them or, on an error or a Ctrl-C, none
     names = ", ".join(str(p) for p in args.inputs)
     print(f"{names}: {written:,} jobs written to {args.output} ({target})")
     print(skipped.report())

@@ -105,25 +105,25 @@ def _swf_columns(trace: SWFTrace) -> dict[str, np.ndarray]:
     return columns
 
 
-def swf_parquet(trace: SWFTrace, path: str | os.PathLike[str]) -> None:
-    """Write an SWF trace as a Parquet table (its header kept in the file's metadata),
-    atomically; straight from the NumPy columns, without pandas."""
+def swf_parquet(trace: SWFTrace) -> bytes:
+    """An SWF trace as the bytes of a Parquet table (its header kept in the file's metadata),
+    straight from the NumPy columns, without pandas."""
     pa, pq = pyarrow()
     table = pa.table(_swf_columns(trace))
     table = table.replace_schema_metadata({HEADER_KEY: json.dumps(trace.header).encode()})
-    _write_table(pq, table, path)
+    return _table_bytes(pq, table)
 
 
 def write_parquet(frame: Any, path: str | os.PathLike[str]) -> None:
     """Write a DataFrame as a Parquet file, atomically."""
     pa, pq = pyarrow()
-    _write_table(pq, pa.Table.from_pandas(frame, preserve_index=False), path)
+    atomic_write(path, _table_bytes(pq, pa.Table.from_pandas(frame, preserve_index=False)))
 
 
-def _write_table(pq: Any, table: Any, path: str | os.PathLike[str]) -> None:
+def _table_bytes(pq: Any, table: Any) -> bytes:
     sink = io.BytesIO()
     pq.write_table(table, sink)
-    atomic_write(path, sink.getvalue())
+    return sink.getvalue()
 
 
 @dataclass(frozen=True)
