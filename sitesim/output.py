@@ -41,8 +41,8 @@ def atomic_write_all(files: Sequence[tuple[str | os.PathLike[str], str | bytes]]
     """Write several files so that either all of them appear or none does.
 
     Each is written to a temporary file beside it (an error or a Ctrl-C meanwhile removes them
-    all); then they are renamed into place one after the other with SIGINT held back, so a
-    Ctrl-C cannot fall between two renames (it is delivered once they are done).
+    all); then they are renamed into place one after the other with a Ctrl-C held back, so it
+    cannot fall between two renames (it is delivered once they are done).
     """
     staged: list[tuple[str, Path]] = []
     try:
@@ -69,17 +69,23 @@ def atomic_write_all(files: Sequence[tuple[str | os.PathLike[str], str | bytes]]
 
 @contextmanager
 def _sigint_held() -> Iterator[None]:
-    """Hold SIGINT back during the block (in the main thread; elsewhere nothing to hold)."""
-    held = threading.current_thread() is threading.main_thread() and hasattr(
-        signal, "pthread_sigmask"
-    )
-    if held:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    """Hold a Ctrl-C back during the block and deliver it after (in the main thread, where
+    Python runs signal handlers; elsewhere there is nothing to hold).
+
+    The handler is swapped rather than the signal masked: a mask is per thread, and the
+    kernel gives a process's SIGINT to any thread not masking it (NumPy's among them).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
     try:
         yield
     finally:
-        if held:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
 @contextmanager
