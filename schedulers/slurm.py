@@ -358,10 +358,10 @@ class SLURM(Scheduler):
         return table.associations
 
     def params(self) -> dict[str, Any]:
-        """The files and the settings given (those of ``conf`` are read from it again)."""
+        """The files and every setting given, in Slurm's units, also one equal to Slurm's
+        default (it wins over ``conf``, whose settings are read from it again)."""
         files = {key: value for key, value in self._files.items() if value is not None}
-        given = SlurmSettings.build(self._given).changed()
-        return {**files, **{key: value for key, value in given.items() if key in self._given}}
+        return {**files, **self.settings.in_slurm_units(self._given)}
 
     def on_site(self, platform: Platform) -> None:
         partitions = []

@@ -9,7 +9,9 @@ The priority of a pending job (Slurm's priority/multifactor page, "Multifactor '
              + PriorityWeightQOS       * qos_factor
              + sum over TRES t of PriorityWeightTRES[t] * tres_factor[t]
 
-truncated to a whole number (Slurm keeps a 32-bit integer), every factor in [0, 1]:
+truncated to a whole number and kept to at most 2**32 - 1 (Slurm's priority is a 32-bit unsigned
+integer: slurmctld logs "priority exceeds 32 bits" and caps it; each weight is 32-bit unsigned
+too), every factor in [0, 1]:
 
 - age: time since submission over ``PriorityMaxAge``, at most 1 (sitesim's jobs are eligible
   when submitted);
@@ -31,7 +33,7 @@ thread decays fairshare usage); a job submitted in between gets its priority at 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -44,6 +46,11 @@ RESETS = ("NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
 FLAGS = ("FAIR_TREE", "NO_FAIR_TREE", "SMALL_RELATIVE_TO_TIME")
 #: The TRES a PriorityWeightTRES may weigh, as Slurm spells them (case-insensitive).
 WEIGHT_TRES = ("CPU", "MEM", "NODE", "GRES/GPU")
+#: The largest priority weight: Slurm's weights are 32-bit unsigned (slurm.conf(5), the
+#: ``PriorityWeight*`` keys; ``uint32_t`` in slurmctld).
+WEIGHT_MAX = 2**32 - 1
+#: Why a weight is bounded, as errors say it.
+WEIGHT_BOUND = f"at most {WEIGHT_MAX} (Slurm's weights are 32-bit unsigned)"
 
 
 @dataclass(frozen=True)
@@ -134,17 +141,27 @@ class SlurmSettings:
                     f"PriorityWeightTRES: {part!r} is not TRES=WEIGHT with TRES one of "
                     f"{', '.join(WEIGHT_TRES)} and a whole number weight >= 0"
                 )
+            if int(value) > WEIGHT_MAX:
+                raise ConfigError(f"PriorityWeightTRES: {part!r}: a weight is {WEIGHT_BOUND}")
             weights[name] = int(value)
         return weights
 
     def changed(self) -> dict[str, Any]:
-        """The settings that differ from Slurm's defaults, in Slurm's units (what a
-        configuration stores)."""
+        """The settings that differ from Slurm's defaults, in Slurm's units."""
         default = SlurmSettings()
+        return self.in_slurm_units(
+            f.name for f in fields(self) if getattr(self, f.name) != getattr(default, f.name)
+        )
+
+    def in_slurm_units(self, names: Iterable[str]) -> dict[str, Any]:
+        """The settings ``names``, in Slurm's units and in the order of the fields, whatever
+        their values (a setting equal to Slurm's default included): what a configuration
+        stores of the settings it was given."""
+        wanted = set(names)
         return {
             f.name: _in_slurm_units(f.name, getattr(self, f.name))
             for f in fields(self)
-            if getattr(self, f.name) != getattr(default, f.name)
+            if f.name in wanted
         }
 
 
@@ -169,6 +186,8 @@ def _convert(key: str, raw: Any, where: str) -> Any:
             text = str(int(raw))
         if not text.lstrip("-").isdigit() or int(text) < low:
             raise ConfigError(f"{where}: must be a whole number >= {low}, got {raw!r}")
+        if key in _WEIGHTS and int(text) > WEIGHT_MAX:
+            raise ConfigError(f"{where}: {int(text)} is too large: a weight is {WEIGHT_BOUND}")
         return int(text)
     if key in _MINUTES or key in _SECONDS:
         value: float
@@ -318,5 +337,5 @@ class Multifactor:
         return min(max(waited, 0.0) / self.max_age, 1.0)
 
     def priority(self, static: float, waited: float, fairshare: float) -> int:
-        """The job priority (a whole number, as Slurm's)."""
-        return int(static + self.w_age * self.age(waited) + self.w_fs * fairshare)
+        """The job priority (a whole number, as Slurm's, at most :data:`WEIGHT_MAX`)."""
+        return min(int(static + self.w_age * self.age(waited) + self.w_fs * fairshare), WEIGHT_MAX)

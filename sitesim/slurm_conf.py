@@ -33,6 +33,7 @@ from typing import Any
 
 from sitesim.associations import ROOT, AccountRow, Associations, UserRow
 from sitesim.errors import ConfigError
+from sitesim.multifactor import WEIGHT_MAX
 from sitesim.platform import Platform, format_nodes, parse_duration
 from sitesim.qos import QOS, parse_tres
 
@@ -151,12 +152,18 @@ def _choice(*allowed: str) -> Callable[[str], str | None]:
     return check
 
 
+def _weight(value: str) -> str | None:
+    """A check of a priority weight: a whole number within 32 bits, unsigned."""
+    problem = _whole(0, WEIGHT_MAX)(value)
+    return f"{problem} (Slurm's weights are 32-bit unsigned)" if problem else None
+
+
 def _tres_weights(value: str) -> str | None:
     for part in filter(None, (p.strip() for p in value.split(","))):
         name, sign, weight = part.partition("=")
         if not sign or name.strip().lower() not in {"cpu", "mem", "node", "gres/gpu"}:
             return f"{part!r}: a TRES weight is NAME=WEIGHT over cpu, mem, node, gres/gpu"
-        problem = _whole(0)(weight)
+        problem = _weight(weight)
         if problem:
             return f"{name.strip()}: {problem}"
     return None
@@ -180,12 +187,12 @@ PRIORITY_KEYS: dict[str, Callable[[str], str | None]] = {
     "PriorityUsageResetPeriod": _choice(
         "NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"
     ),
-    "PriorityWeightAge": _whole(0),
-    "PriorityWeightAssoc": _whole(0),
-    "PriorityWeightFairshare": _whole(0),
-    "PriorityWeightJobSize": _whole(0),
-    "PriorityWeightPartition": _whole(0),
-    "PriorityWeightQOS": _whole(0),
+    "PriorityWeightAge": _weight,
+    "PriorityWeightAssoc": _weight,
+    "PriorityWeightFairshare": _weight,
+    "PriorityWeightJobSize": _weight,
+    "PriorityWeightPartition": _weight,
+    "PriorityWeightQOS": _weight,
     "PriorityWeightTRES": _tres_weights,
     "PriorityParameters": lambda value: None,
     "PrioritySiteFactorParameters": lambda value: None,
