@@ -359,6 +359,7 @@ class _NodeLine:
     cpus: int
     gpus: int
     memory: int
+    future: bool  # (State=FUTURE: not available, left out of the platform)
 
 
 def read_slurm_conf(path: str | Path) -> SlurmConf:
@@ -437,13 +438,16 @@ def read_slurm_conf(path: str | Path) -> SlurmConf:
                 warn.ignored(where, key)
     _check_window(settings, where_of)
     linear, memory_counted, per_cpu = _selection(select, where_of, warn)
-    nodes = [_node_line(where, table, memory_counted, per_cpu, warn) for where, table in raw_nodes]
+    lines = [_node_line(where, table, memory_counted, per_cpu, warn) for where, table in raw_nodes]
+    nodes = [line for line in lines if not line.future]
+    future = {name for line in lines if line.future for name in line.names}
     platform: Platform | None = None
     factors: dict[str, int] = {}
     if nodes:
-        platform, factors = _platform(top, nodes, raw_parts, nodesets, linear, warn)
+        platform, factors = _platform(top, nodes, raw_parts, nodesets, future, linear, warn)
     elif raw_parts:
-        raise SlurmConfError(f"{raw_parts[0][0]}: PartitionName: no NodeName line defines nodes")
+        why = "every node is State=FUTURE" if lines else "no NodeName line defines nodes"
+        raise SlurmConfError(f"{raw_parts[0][0]}: PartitionName: {why} (sitesim needs one)")
     return SlurmConf(platform, settings, factors, warn.all())
 
 
@@ -527,9 +531,15 @@ def _node_line(
         raise SlurmConfError(f"{where}: NodeName: {err}") from None
     if any(name.upper() in ("ALL", "DEFAULT") for name in names):
         raise SlurmConfError(f"{where}: NodeName: ALL and DEFAULT are not node names")
+    future = table.get("state", ("", ""))[1].strip().upper() == "FUTURE"
     for key, (written, _) in table.items():
-        if key not in _NODE_KEYS:
+        if key not in _NODE_KEYS and not (key == "state" and future):
             warn.ignored(where, written)
+    if future:  # (slurm.conf(5), State: FUTURE nodes are not available for use)
+        warn.add(
+            f"future {where}",
+            f"{where}: State=FUTURE: nodes {spec} left out (Slurm schedules no job on them)",
+        )
     cpus = _number(table, "cpus", where, 1)
     cpus = _number(table, "procs", where, 1) if cpus is None else cpus
     threads = _number(table, "threadspercore", where, 1) or 1
@@ -552,7 +562,7 @@ def _node_line(
         warn.ignored(where, table["realmemory"][0], "memory is not a consumable resource here")
         memory = 0
     gpus = _gres(table["gres"], where, warn) if "gres" in table else 0
-    return _NodeLine(where, spec, names, cpus, gpus, memory)
+    return _NodeLine(where, spec, names, cpus, gpus, memory, future)
 
 
 def _gres(written_value: tuple[str, str], where: str, warn: _Warnings) -> int:
@@ -576,6 +586,7 @@ def _platform(
     nodes: list[_NodeLine],
     raw_parts: list[tuple[str, dict[str, tuple[str, str]]]],
     nodesets: Mapping[str, tuple[str, str]],
+    future: set[str],
     linear: bool,
     warn: _Warnings,
 ) -> tuple[Platform, dict[str, int]]:
@@ -606,7 +617,9 @@ def _platform(
         for key, (written, _) in table.items():
             if key not in _PARTITION_KEYS:
                 warn.ignored(where, written)
-        members = _partition_nodes(table.get("nodes", ("Nodes", ""))[1], where, index, nodesets)
+        members = _partition_nodes(
+            table.get("nodes", ("Nodes", ""))[1], where, index, nodesets, future
+        )
         if not members:
             warn.add(
                 f"nodes of {name}", f"{where}: Nodes: partition {name} has no nodes (left out)"
@@ -653,8 +666,13 @@ def _platform(
 
 
 def _partition_nodes(
-    text: str, where: str, index: Mapping[str, int], nodesets: Mapping[str, tuple[str, str]]
+    text: str,
+    where: str,
+    index: Mapping[str, int],
+    nodesets: Mapping[str, tuple[str, str]],
+    future: set[str],
 ) -> list[int]:
+    """The indexes of a partition's nodes (those of ``future``, State=FUTURE, left out)."""
     if text.strip().upper() == "ALL":
         return list(range(len(index)))
     try:
@@ -664,9 +682,12 @@ def _partition_nodes(
     members: set[int] = set()
     for name in names:
         if name in nodesets:
-            members.update(_partition_nodes(nodesets[name][1], nodesets[name][0], index, {}))
+            nodeset_where, nodeset = nodesets[name]
+            members.update(_partition_nodes(nodeset, nodeset_where, index, {}, future))
         elif name in index:
             members.add(index[name])
+        elif name in future:
+            continue
         else:
             raise SlurmConfError(f"{where}: Nodes: {name} is no node of a NodeName line")
     return sorted(members)

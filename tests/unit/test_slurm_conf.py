@@ -127,6 +127,33 @@ def test_expand_hostlist() -> None:
             expand_hostlist(bad)
 
 
+def test_future_nodes_are_not_available(tmp_path: Path) -> None:
+    # slurm.conf(5), State: FUTURE nodes are defined for future use and not available: they
+    # are left out of the platform and of the partitions, each line warned (issue 32)
+    text = (
+        "NodeName=n[1-4] CPUs=8\nNodeName=n[5-6] CPUs=8 State=future\n"
+        "NodeName=DEFAULT State=FUTURE\nNodeName=g1 CPUs=16\n"
+        "PartitionName=p Nodes=n[1-6],g1 Default=YES\nPartitionName=later Nodes=n[5-6],g1\n"
+        "PartitionName=all Nodes=ALL\n"
+    )
+    path = write(tmp_path, text)
+    conf = read_slurm_conf(path)
+    assert conf.platform is not None
+    assert conf.platform.nodes == 4 and conf.platform.total_cores == 32
+    assert [(p.name, format_nodes(p.nodes)) for p in conf.platform.partitions] == [
+        ("p", "0-3"),
+        ("all", "0-3"),
+    ]
+    assert conf.warnings == (
+        f"{path}:2: State=FUTURE: nodes n[5-6] left out (Slurm schedules no job on them)",
+        f"{path}:4: State=FUTURE: nodes g1 left out (Slurm schedules no job on them)",
+        f"{path}:6: Nodes: partition later has no nodes (left out)",
+    )
+    only_future = write(tmp_path, "NodeName=n1 CPUs=8 State=FUTURE\nPartitionName=p Nodes=n1\n")
+    with pytest.raises(SlurmConfError, match=r"slurm.conf:2: PartitionName: every node is State"):
+        read_slurm_conf(only_future)
+
+
 def test_no_nodes_no_platform(tmp_path: Path) -> None:
     conf = read_slurm_conf(write(tmp_path, "PriorityWeightAge=10\n"))
     assert conf.platform is None and conf.settings == {"PriorityWeightAge": "10"}
