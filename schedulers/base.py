@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from operator import is_
+from pathlib import PurePath
 from typing import Any, ClassVar
 
 from sitesim.job import Job
@@ -46,6 +47,8 @@ class Scheduler(ABC):
     platform_pool: ClassVar[bool] = False
     #: True if it may want passes with no event (:meth:`next_pass`): a periodic cycle.
     timed: ClassVar[bool] = False
+    #: The parameters that name a file: its label shows each by the file's name.
+    file_parameters: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -161,10 +164,24 @@ class Scheduler(ABC):
 
 
 def scheduler_label(name: str, params: dict[str, Any]) -> str:
-    """A scheduler's name with its parameters, e.g. ``CREASY alpha=6000``."""
+    """A scheduler's name with its parameters, e.g. ``CREASY alpha=6000``: numbers exactly
+    (``1440.0`` as ``1440``), a parameter that names a file (:attr:`Scheduler.file_parameters`
+    of a registered scheduler) by the file's name, ``SLURM conf=slurm.conf``."""
+    from sitesim.schedulers import REGISTRY  # (the package imports this module first)
+
+    known = REGISTRY.get(name.upper()) if isinstance(name, str) else None
+    files = known.file_parameters if known is not None else ()
     return name + "".join(
-        f" {k}={v:g}" if isinstance(v, int | float) else f" {k}={v}" for k, v in params.items()
+        f" {k}={_shown(v)}" if k not in files else f" {k}={PurePath(str(v)).name}"
+        for k, v in params.items()
     )
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value in a label: numbers exactly, without a needless ``.0``."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
 
 
 def shadow_time(need: int, free: int, running: Running) -> tuple[float, int]:

@@ -45,7 +45,7 @@ from sitesim.associations import Associations
 from sitesim.errors import ConfigError
 from sitesim.job import Job
 from sitesim.machine import Running
-from sitesim.multifactor import Multifactor, SlurmSettings
+from sitesim.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
 from sitesim.platform import Platform
 from sitesim.qos import DEFAULT_QOS, QOS, reason
 
@@ -197,7 +197,8 @@ class SlurmConfigWarning(UserWarning):
     """A setting of a Slurm configuration file that sitesim reads but does not model."""
 
 
-#: The settings a SLURM scheduler takes, besides ``conf``, ``assoc``, ``qos``, ``accounts``.
+#: The settings a SLURM scheduler takes, besides ``conf``, ``assoc``, ``mapping``, ``qos``,
+#: ``accounts``.
 SETTINGS = tuple(SlurmSettings.__dataclass_fields__)
 
 
@@ -211,6 +212,8 @@ class SLURM(Scheduler):
             partitions' PriorityJobFactor from (settings given here win).
         assoc: the association tree: a TOML file (:mod:`sitesim.associations`) or the output
             of ``sacctmgr show assoc --parsable2``. Default: every user its own account.
+        mapping: the mapping file of ``sitesim convert --mapping`` that numbered the trace's
+            users: the ``assoc`` listing's user names are read through it.
         accounts: instead of ``assoc``, accounts by blocks of users (``"2x10,8x2"``).
         qos: the output of ``sacctmgr show qos --parsable2`` (default: one QOS, ``normal``,
             without limits).
@@ -220,6 +223,7 @@ class SLURM(Scheduler):
     platform_mode = "slurm"
     skip_idle_passes = True
     timed = True
+    file_parameters = ("conf", "assoc", "qos", "mapping")
 
     def __init__(
         self,
@@ -227,6 +231,7 @@ class SLURM(Scheduler):
         assoc: str | None = None,
         accounts: str | None = None,
         qos: str | None = None,
+        mapping: str | None = None,
         PriorityWeightAge: int | None = None,
         PriorityWeightFairshare: int | None = None,
         PriorityWeightJobSize: int | None = None,
@@ -249,7 +254,9 @@ class SLURM(Scheduler):
     ) -> None:
         super().__init__()
         given = {k: v for k, v in locals().items() if k in SETTINGS and v is not None}
-        self._files = {"conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos}
+        self._files = {
+            "conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos, "mapping": mapping
+        }  # fmt: skip
         self._given = given
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
@@ -259,7 +266,10 @@ class SLURM(Scheduler):
             base = self._read_conf(conf)
         self.settings = SlurmSettings.build({**base, **given})
         self.user_qos: dict[int, str] = {}
-        self.associations = self._associations(assoc, accounts)
+        self.associations = self._associations(assoc, accounts, mapping)
+        #: With an association file, the users it lists, and the run's users it does not.
+        self._listed = frozenset(self.associations.users) if assoc is not None else None
+        self._unlisted: set[int] = set()
         self.qos: dict[str, QOS] = {DEFAULT_QOS: QOS(DEFAULT_QOS)}
         if qos is not None:
             from sitesim.slurm_conf import read_sacctmgr_qos
@@ -341,18 +351,28 @@ class SLURM(Scheduler):
             settings = {k: v for k, v in settings.items() if not k.startswith("PriorityWeight")}
         return settings
 
-    def _associations(self, assoc: str | None, accounts: str | None) -> Associations:
+    def _associations(
+        self, assoc: str | None, accounts: str | None, mapping: str | None
+    ) -> Associations:
         if assoc is not None and accounts is not None:
             raise ConfigError("SLURM: give assoc (a file) or accounts (blocks of users), not both")
+        toml = assoc is not None and Path(assoc).suffix.lower() == ".toml"
+        if mapping is not None and (assoc is None or toml):
+            raise ConfigError(
+                "SLURM: mapping numbers the users of a sacctmgr listing (assoc=assoc.txt); "
+                + ("a TOML association file names them by number" if toml else "give one")
+            )
         if accounts is not None:
             return Associations.blocks(accounts)
         if assoc is None:
             return Associations.flat()
-        if Path(assoc).suffix.lower() == ".toml":
+        if toml:
             return Associations.load(assoc)
+        from sitesim.formats.names import UserNumbers
         from sitesim.slurm_conf import read_sacctmgr_assoc
 
-        table = read_sacctmgr_assoc(assoc)
+        numbers = UserNumbers.load(mapping) if mapping is not None else None
+        table = read_sacctmgr_assoc(assoc, numbers)
         self.user_qos = dict(table.default_qos)
         self.warnings.extend(table.warnings)
         return table.associations
@@ -433,6 +453,8 @@ class SLURM(Scheduler):
         if self.multifactor is None:  # used without a site: the machine is not known
             self.on_site(Platform.processors(1))
         self._jobs_of_user[job.user] += 1
+        if self._listed is not None and job.user not in self._listed:
+            self._in_no_account(job.user)
         nodes, cores, gpus, memory = self._parts(job)
         mf = self.multifactor
         assert mf is not None
@@ -444,6 +466,20 @@ class SLURM(Scheduler):
         insort(self.queue, job, key=self._key)
         self._waits(job, True)
         self._dirty = self._changed = True
+
+    def _in_no_account(self, user: int) -> None:
+        """A user of the run the association file does not list: charged to an account of
+        its own (as fairshare adds it); the first is warned, unless the mapping's check
+        already named them, and all are counted."""
+        if not self._unlisted and self._files["mapping"] is None:
+            warnings.warn(
+                f"{self._files['assoc']}: user {user} of the trace is in no account: charged to "
+                "an account of its own under root with one share (so is every such user; "
+                "scheduler_stats.users_in_no_account counts them)",
+                SlurmConfigWarning,
+                stacklevel=2,
+            )
+        self._unlisted.add(user)
 
     def _key(self, job: Job) -> tuple[int, float, int]:
         return (-self._priority[job], job.submit, job.id)
@@ -496,13 +532,14 @@ class SLURM(Scheduler):
             mf = self.multifactor
             assert mf is not None
             priority, factors, static = self._priority, self._factors, self._static
-            w_age, w_fs, max_age = mf.w_age, mf.w_fs, mf.max_age
+            w_age, w_fs, max_age, top = mf.w_age, mf.w_fs, mf.max_age, WEIGHT_MAX
             for job in queue:  # (mf.priority, inlined: every waiting job, every period)
                 age = (at - job.submit) / max_age
                 age = 0.0 if age < 0.0 else (1.0 if age > 1.0 else age)
                 fs = factor.get(job.user, 0.0)
                 factors[job] = (age, fs)
-                priority[job] = int(static[job][0] + w_age * age + w_fs * fs)
+                value = int(static[job][0] + w_age * age + w_fs * fs)
+                priority[job] = value if value < top else top
             before = list(queue)
             queue.sort(key=self._key)
             if not all(map(is_, before, queue)):
@@ -812,5 +849,6 @@ class SLURM(Scheduler):
             "backfill_cycles": self._cycles,
             "started_by_main": self._main_starts,
             "started_by_backfill": self._backfill_starts,
+            **({"users_in_no_account": len(self._unlisted)} if self._listed is not None else {}),
             **{f"refused_{key}": count for key, count in sorted(self._refused.items())},
         }

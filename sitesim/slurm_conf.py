@@ -33,6 +33,7 @@ from typing import Any
 
 from sitesim.associations import ROOT, AccountRow, Associations, UserRow
 from sitesim.errors import ConfigError
+from sitesim.formats.names import UserNumbers
 from sitesim.multifactor import WEIGHT_MAX
 from sitesim.platform import Platform, format_nodes, parse_duration
 from sitesim.qos import QOS, parse_tres
@@ -794,17 +795,65 @@ def _is_one(value: str) -> bool:
         return False
 
 
-def _user_id(name: str, where: str) -> int:
-    found = re.fullmatch(r"\D*?(\d+)", name.strip())
-    if found is None:
-        raise SlurmConfError(
-            f"{where}: User: {name!r}: sitesim users are numbered; a name must be a number or "
-            "end in one (u12, user12 -> 12)"
-        )
-    return int(found[1])
+class _UserIds:
+    """The trace's number of each user a listing names: the name itself when it is a number,
+    or, with a conversion's mapping, its number there; a listed user the mapping does not
+    have (no job in the trace) gets a number after the mapping's."""
+
+    def __init__(self, mapping: UserNumbers | None) -> None:
+        self.mapping = mapping
+        self.first_free = max(mapping.numbers.values(), default=0) + 1 if mapping else 0
+        #: Listed users the mapping does not have, with the numbers given them.
+        self.absent: dict[str, int] = {}
+        self.first_absent = ""  # (the line of the first)
+
+    def of(self, name: str, where: str) -> int:
+        if self.mapping is None:
+            if not re.fullmatch(r"\d+", name):
+                raise SlurmConfError(
+                    f"{where}: User: {name!r} is a name, and the trace's users are numbers: "
+                    "give the mapping that numbered them (mapping=names.json, written by "
+                    "sitesim convert --mapping)"
+                )
+            return int(name)
+        found = self.mapping.numbers.get(name)
+        if found is not None:
+            return found
+        self.first_absent = self.first_absent or where
+        return self.absent.setdefault(name, self.first_free + len(self.absent))
+
+    def check(self, where: str, listed: set[int], warn: _Warnings) -> None:
+        """Refuse a listing none of whose users the mapping has; warn the listed users
+        without a job and the trace's users in no account."""
+        mapping = self.mapping
+        if mapping is None or not listed:
+            return
+        absent, missing = len(self.absent), set(mapping.numbers.values()) - listed
+        if absent == len(listed):
+            raise SlurmConfError(
+                f"{where}: User: none of its {absent} users is in {mapping.where} (the "
+                "mapping of another log?)"
+            )
+        if absent:
+            warn.add(
+                "users without jobs",
+                f"{self.first_absent}: User: {absent} of the {len(listed)} users listed "
+                f"{'is' if absent == 1 else 'are'} not in {mapping.where} (no job in the "
+                "trace); kept in their accounts",
+            )
+        if missing:
+            numbers = sorted(missing)
+            shown = ", ".join(map(str, numbers[:5])) + (", ..." if len(numbers) > 5 else "")
+            warn.add(
+                "users in no account",
+                f"{mapping.where}: {len(numbers)} of the trace's {len(mapping.numbers)} users "
+                f"{'is' if len(numbers) == 1 else 'are'} in no account of {where} "
+                f"(user{'s' if len(numbers) > 1 else ''} {shown}): each is charged to an "
+                "account of its own under root with one share",
+            )
 
 
-def read_sacctmgr_assoc(path: str | Path) -> AssocTable:
+def read_sacctmgr_assoc(path: str | Path, mapping: UserNumbers | None = None) -> AssocTable:
     """Read ``sacctmgr show assoc --parsable2`` (sacctmgr(1): ``-P``; ``-p``, ``-n`` too).
 
     The columns read: ``Account``, ``User``, ``Share``, ``Def QOS``, the parent of each
@@ -812,11 +861,17 @@ def read_sacctmgr_assoc(path: str | Path) -> AssocTable:
     ``Account``), ``Cluster`` (one cluster), ``Partition`` (per-partition rows: the first of a
     user and account is used, warned), ``QOS`` (warned unless empty or ``normal``) and
     ``Def Acct`` if present (a user's default account). Rows of the ``root`` account and its
-    ``root`` user are Slurm's own and left out. Users are numbered from their names.
+    ``root`` user are Slurm's own and left out.
+
+    Users are the trace's numbers: a user name is a number, or, with ``mapping`` (the users
+    of ``sitesim convert --mapping``), its number there. With a mapping, the listed users it
+    does not have (no job in the trace) are kept under numbers after its own, and warned, as
+    are the mapping's users in no account.
 
     Raises:
         SlurmConfError: unreadable, a bad row or value, no parent information, a user name
-            without a number: ``file:line: column: problem``.
+            that is not a number (without a mapping), no listed user in the mapping:
+            ``file:line: column: problem``.
         AssociationError: a bad tree (a cycle, a user in several accounts with no default),
             naming the file.
     """
@@ -847,6 +902,7 @@ def read_sacctmgr_assoc(path: str | Path) -> AssocTable:
     users: list[UserRow] = []
     default_qos: dict[int, str] = {}
     names: dict[int, str] = {}
+    ids = _UserIds(mapping)
     depth_stack: list[str] = []  # (tree: the accounts open at each depth)
     seen_pairs: set[tuple[int, str]] = set()
     for line_where, row in rows:
@@ -872,7 +928,7 @@ def read_sacctmgr_assoc(path: str | Path) -> AssocTable:
             continue
         if account == ROOT and user == ROOT:
             continue
-        uid = _user_id(user, line_where)
+        uid = ids.of(user, line_where)
         if names.setdefault(uid, user) != user:
             raise SlurmConfError(
                 f"{line_where}: User: {user} and {names[uid]} are both sitesim user {uid}"
@@ -885,6 +941,7 @@ def read_sacctmgr_assoc(path: str | Path) -> AssocTable:
         qos = row.get("Def QOS", "").strip()
         if qos and (is_default or uid not in default_qos):
             default_qos[uid] = qos
+    ids.check(where, set(names), warn)
     associations = Associations.build(accounts, users, where)
     default_qos = {uid: qos for uid, qos in default_qos.items() if uid in associations.users}
     return AssocTable(associations, default_qos, warn.all())

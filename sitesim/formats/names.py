@@ -4,13 +4,19 @@ SWF holds numbers, not names. A conversion numbers each kind of name 1, 2, 3, ..
 of its first job (jobs in submit order, ties by the log's own order), so the same log always
 gives the same numbers, and nothing in the SWF file names a person. Partition and queue names
 are not personal: the SWF header lists them (``; Partition: 1 normal``). Users and accounts
-are written only to the mapping file, and only when one is asked for.
+are written only to the mapping file, and only when one is asked for; :class:`UserNumbers`
+reads its users back (to number a ``sacctmgr`` listing's users as the trace's).
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
 import numpy as np
 
+from sitesim.errors import ConfigError
 from sitesim.output import to_json
 
 #: Names that mean "not known": numbered -1, as SWF's unknown.
@@ -53,3 +59,43 @@ def mapping_json(maps: dict[str, list[str]]) -> str:
     return to_json(
         {kind: {name: k for k, name in enumerate(names, start=1)} for kind, names in maps.items()}
     )
+
+
+@dataclass(frozen=True)
+class UserNumbers:
+    """The numbers a conversion gave a log's users: the ``users`` table of its mapping file.
+
+    Attributes:
+        where: the mapping file (for messages).
+        numbers: user name -> number (the trace's user field).
+    """
+
+    where: str
+    numbers: dict[str, int]
+
+    @classmethod
+    def load(cls, path: str | Path) -> UserNumbers:
+        """Read the ``users`` of a mapping file (``sitesim convert --mapping``).
+
+        Raises:
+            ConfigError: unreadable, not JSON, no ``users`` table of names to distinct whole
+                numbers >= 1: ``file: problem``.
+        """
+        where = str(path)
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as err:
+            raise ConfigError(f"{where}: cannot read: {err.strerror or err}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ConfigError(f"{where}: not a mapping file (JSON): {err}") from None
+        users = data.get("users") if isinstance(data, dict) else None
+        if not isinstance(users, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in users.values()
+        ):
+            raise ConfigError(
+                f"{where}: users: no table of user name -> number (the mapping file that "
+                "sitesim convert --mapping writes of a sacct or PBS log)"
+            )
+        if len(set(users.values())) != len(users):
+            raise ConfigError(f"{where}: users: two names have one number")
+        return cls(where, dict(users))
