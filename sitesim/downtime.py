@@ -41,7 +41,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from sitesim.platform import PlatformError, _Checker, parse_duration, parse_nodes
+from sitesim.platform import _MAX_TIME_TEXT, PlatformError, _Checker, minutes, parse_duration
 
 OnFailure = Literal["requeue", "fail"]
 ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)
@@ -76,7 +76,7 @@ class Window:
     Attributes:
         start: seconds from simulation time 0 (a site run's time 0 is Monday 00:00), >= 0.
         duration: seconds, > 0.
-        every: the period in seconds, >= duration (``math.inf``: a one-off window).
+        every: the period in seconds, > duration (``math.inf``: a one-off window).
         nodes: the nodes it takes, ascending indices.
     """
 
@@ -90,9 +90,10 @@ class Window:
             raise ValueError(f"Window.start must be a time >= 0, got {self.start!r}")
         if not self.duration > 0:
             raise ValueError(f"Window.duration must be > 0, got {self.duration!r}")
-        if not self.every >= self.duration:
+        if not (self.every > self.duration or self.every == math.inf):
             raise ValueError(
-                f"Window.every must be >= duration ({self.duration!r}), got {self.every!r}"
+                f"Window.every must be > duration ({self.duration!r}; equal, the nodes would "
+                f"never come back), got {self.every!r}"
             )
         _check_node_list(self.nodes, "Window.nodes", empty=False)
 
@@ -498,11 +499,12 @@ class _Reader(_Checker):
         """A time in Slurm's syntax (a number is minutes, as in slurm.conf)."""
         value = table[name]
         low = ">= 0" if zero else "> 0"
-        allowed = f"a time {low} in Slurm's syntax such as '4:00:00' or '7-00:00:00'" + (
-            " (or UNLIMITED)" if unlimited else ""
+        allowed = (
+            f"a time {low} and at most {_MAX_TIME_TEXT} in Slurm's syntax such as '4:00:00' or "
+            "'7-00:00:00'" + (" (or UNLIMITED)" if unlimited else "")
         )
         if isinstance(value, int) and not isinstance(value, bool):
-            seconds = float(value * 60)
+            seconds = minutes(value)
         elif isinstance(value, str):
             try:
                 seconds = parse_duration(value)
@@ -512,6 +514,7 @@ class _Reader(_Checker):
             raise self.error(f"{key}.{name}", f"must be {allowed}, got {value!r}")
         if seconds < 0 or (seconds == 0 and not zero) or (math.isinf(seconds) and not unlimited):
             raise self.error(f"{key}.{name}", f"must be {allowed}, got {value!r}")
+        self.time_bound(f"{key}.{name}", value, seconds, allowed)
         return seconds
 
     def window(self, row: Mapping[str, Any], key: str) -> Window:
@@ -528,7 +531,14 @@ class _Reader(_Checker):
                 raise self.error(
                     f"{key}.every",
                     f"{row['every']!r} is shorter than the duration {row['duration']!r}; "
-                    "must be >= duration",
+                    "must be > duration",
+                )
+            if every == duration < math.inf:
+                raise self.error(
+                    f"{key}.every",
+                    f"{row['every']!r} equals the duration: each window begins as the last "
+                    "ends and the nodes never come back; must be > duration (for nodes out "
+                    'for good, give duration = "UNLIMITED" without every)',
                 )
         return Window(start, duration, every, self.nodes(row, key))
 
@@ -556,19 +566,7 @@ class _Reader(_Checker):
                     f"{key}.nodes",
                     f"must list node indices or ranges such as '0-99', got {items!r}",
                 )
-            for item in items:
-                try:
-                    if isinstance(item, bool) or not isinstance(item, str | int):
-                        raise ValueError(f"{item!r} is not a node index or a range such as '0-3'")
-                    indices = [item] if isinstance(item, int) else parse_nodes(item)
-                except ValueError as err:
-                    raise self.error(f"{key}.nodes", str(err)) from None
-                if indices and not 0 <= max(indices) < self.count:
-                    raise self.error(
-                        f"{key}.nodes",
-                        f"{item!r} names node {max(indices)}; nodes are 0-{self.count - 1}",
-                    )
-                chosen.update(indices)
+            chosen = self.node_set(items, self.count, f"{key}.nodes")
         else:
             return tuple(range(self.count))
         return tuple(sorted(chosen))
