@@ -150,6 +150,49 @@ def _resolver(site: Site, parts: Partitions) -> Any:
     return resolve
 
 
+#: A trace replayed on a platform is likely on the wrong one when the platform has this many
+#: times more (or fewer) cores than the trace's machine (its header's MaxProcs)...
+FAR_FROM_TRACE = 10.0
+#: ... or when the offered load on the platform is below this (and no --load set it).
+IDLE_LOAD = 0.05
+
+
+def trace_mismatch(
+    trace: str, trace_procs: int | None, platform: Platform, load: float, load_set: bool
+) -> str | None:
+    """A warning (one line) when a trace looks replayed on a platform it was not recorded
+    on: the platform has :data:`FAR_FROM_TRACE` times more or fewer cores than the trace's
+    MaxProcs, or (unless ``load_set``: the load was asked for) the offered load is below
+    :data:`IDLE_LOAD`; None otherwise.
+
+    Args:
+        trace: the trace's name.
+        trace_procs: its machine's size (the header's MaxProcs), None if unknown.
+        platform: the platform it is replayed on.
+        load: the offered load on the platform.
+        load_set: the load was set (``--load``), not the trace's own.
+    """
+    cores = platform.total_cores
+    problems = []
+    if trace_procs:
+        ratio = cores / trace_procs
+        if not 1 / FAR_FROM_TRACE <= ratio <= FAR_FROM_TRACE:
+            times = f"{ratio:,.0f} times as many" if ratio > 1 else f"1/{1 / ratio:,.0f} of them"
+            problems.append(
+                f"{trace} was recorded on {trace_procs:,} processors (its MaxProcs) and platform "
+                f"{platform.name or '(unnamed)'} has {cores:,} cores, {times}"
+            )
+    if not load_set and math.isfinite(load) and load < IDLE_LOAD:
+        problems.append(
+            f"the offered load on {platform.name or 'the platform'} is {load:.3g}, below "
+            f"{IDLE_LOAD:g}: the machine would stand nearly idle"
+        )
+    if not problems:
+        return None
+    hint = "" if load_set else " --load L sets the offered load"
+    return "; ".join(problems) + f" (is it the trace's platform?{hint})"
+
+
 class PartitionMix:
     """The partition of each job that names none (a simulated user's): the default one, or,
     when the platform gives partitions a ``share``, one drawn by the shares among those that

@@ -143,3 +143,60 @@ def test_a_storm_names_the_failures_and_the_days(tmp_path: Path, capsys) -> None
     )
     message = error(capsys, command("run", tmp_path, platform, tmp_path / "out"))
     assert "2.7e+07 failures of 10 nodes (mtbf 0-00:00:01, mttr 0-00:00:01) over 62 days" in message
+
+
+# -- a trace on a platform it was not recorded on: one warning line --------------------------------
+def test_a_trace_far_from_its_platform_is_warned_of(tmp_path: Path, capsys) -> None:
+    platform = tmp_path / "site.toml"
+    platform.write_text(NODES.format(node="", nodes='["cpu"]', partition="").replace("10", "100"))
+    trace = tmp_path / "t.swf"
+    trace.write_text(
+        "; MaxProcs: 8\n"
+        "1 0 0 3600 8 -1 -1 8 7200 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+        "2 3600 0 3600 8 -1 -1 8 7200 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+    )
+    assert main(["replay", str(trace), "--platform", str(platform)]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert warnings[0] == (
+        f"sitesim: warning: {trace} was recorded on 8 processors (its MaxProcs) and platform "
+        "site has 800 cores, 100 times as many; the offered load on site is 0.02, below 0.05: "
+        "the machine would stand nearly idle (is it the trace's platform? --load L sets the "
+        "offered load)"
+    )
+    assert main(["replay", str(trace), "--platform", str(platform), "--load", "0.7"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and warnings[0].endswith(
+        "100 times as many (is it the trace's platform?)"
+    )
+
+
+def test_a_trace_on_its_own_platform_is_not_warned_of(tmp_path: Path, capsys) -> None:
+    from sitesim.platform import Platform
+    from sitesim.platform_site import trace_mismatch
+
+    platform = Platform.from_dict(
+        {"name": "site", "nodes": [{"type": "n", "count": 10, "cores": 8}],
+         "partitions": [{"name": "p", "nodes": "n"}]}
+    )  # fmt: skip
+    assert trace_mismatch("t.swf", 80, platform, 0.6, load_set=False) is None
+    assert trace_mismatch("t.swf", 9, platform, 0.6, load_set=False) is None  # (8.9 times)
+    assert trace_mismatch("t.swf", None, platform, 0.6, load_set=False) is None
+    assert trace_mismatch("t.swf", 80, platform, 0.01, load_set=True) is None
+    found = trace_mismatch("t.swf", 4000, platform, 0.6, load_set=False)
+    assert found is not None and "has 80 cores, 1/50 of them" in found
+
+
+@pytest.mark.traces
+def test_sdsc_sp2_on_curie_is_warned_of(capsys) -> None:
+    from tests.conftest import trace_path
+
+    trace = trace_path("SDSC-SP2-1998-4.2-cln.swf.gz")
+    assert main(["replay", str(trace), "--platform", "curie", "--jobs", "0:300"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "MaxProcs" in line]
+    assert len(warnings) == 1
+    assert (
+        "recorded on 128 processors (its MaxProcs) and platform curie has 93,312 cores, "
+        in (warnings[0])
+    )
+    assert "the offered load on curie is 0.00" in warnings[0]
