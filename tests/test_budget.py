@@ -152,7 +152,7 @@ def test_the_library_refuses_an_absurd_run_too_and_prints_nothing(capsys):
     assert capsys.readouterr() == ("", "")
 
 
-# -- outages (issue 32) -----------------------------------------------------------------------------
+# -- outages (issue 32) ------------------------------------------------------------------------
 def test_the_outage_estimate_counts_what_is_drawn():
     from sitesim.downtime import Downtime, Window
 
@@ -191,7 +191,7 @@ def test_a_storm_of_failures_is_refused_before_anything_runs(tmp_path):
         '[[nodes]]\ntype = "n"\ncount = 4\ncores = 8\n[[partitions]]\nname = "p"\nnodes = "n"\n'
         '[downtime.failures]\nmtbf = "0:00:01"\nmttr = "0:00:01"\n'
     )
-    with pytest.raises(ConfigError, match="failures of 4 nodes .* over 90 days"):
+    with pytest.raises(ConfigError, match=r"failures of 4 nodes .* over 90 days"):
         budget.check_site_run(SiteConfig(users=3, days=30, platform=str(path)))
 
 

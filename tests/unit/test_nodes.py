@@ -291,6 +291,12 @@ def test_a_site_level_trace_replayed_on_its_platform_keeps_each_jobs_partition(
 
 
 # -- outages as the run reaches them (issue 32) ---------------------------------------------------
+def identical(nodes: int) -> Platform:
+    """``nodes`` 4-core nodes in one exclusive partition."""
+    nodes_table = [{"type": "n", "count": nodes, "cores": 4}]
+    return Platform.from_dict({"nodes": nodes_table, "partitions": [{"name": "p", "nodes": "n"}]})
+
+
 def test_a_storm_of_failures_holds_one_block_not_every_failure_to_the_horizon() -> None:
     """4 nodes failing every 2 s on average over a 30-day horizon: 4.3 million outages, 2.5 GB
     when they were all drawn and turned into events before the run; the run of one short job
@@ -299,12 +305,7 @@ def test_a_storm_of_failures_holds_one_block_not_every_failure_to_the_horizon() 
 
     from sitesim.downtime import Downtime
 
-    platform = Platform.from_dict(
-        {
-            "nodes": [{"type": "n", "count": 4, "cores": 4}],
-            "partitions": [{"name": "p", "nodes": "n"}],
-        }
-    )
+    platform = identical(4)
     storm = Downtime(mtbf=1.0, mttr=1.0, failure_nodes=(0, 1, 2, 3))
     tracemalloc.start()
     try:
@@ -323,12 +324,7 @@ def test_a_storm_of_failures_holds_one_block_not_every_failure_to_the_horizon() 
 
 
 def test_nodes_down_for_good_never_come_back_and_jobs_that_need_them_stop_the_run() -> None:
-    platform = Platform.from_dict(
-        {
-            "nodes": [{"type": "n", "count": 2, "cores": 4}],
-            "partitions": [{"name": "p", "nodes": "n"}],
-        }
-    )
+    platform = identical(2)
     site = Site(platform, create("EASY"))
     add_outages(site, outages([(0, 100.0, math.inf, MAINTENANCE)]), requeue=True)
     small, large = Job(4, 50.0, 50.0), Job(8, 50.0, 50.0)
@@ -345,12 +341,7 @@ def test_nodes_down_for_good_never_come_back_and_jobs_that_need_them_stop_the_ru
 
 
 def test_a_job_beside_a_node_down_for_good_runs_and_availability_counts_the_node() -> None:
-    platform = Platform.from_dict(
-        {
-            "nodes": [{"type": "n", "count": 2, "cores": 4}],
-            "partitions": [{"name": "p", "nodes": "n"}],
-        }
-    )
+    platform = identical(2)
     site = Site(platform, create("CONSERVATIVE"))
     add_outages(site, outages([(0, 0.0, math.inf, MAINTENANCE)]), requeue=True)
     jobs = [Job(4, 3600.0, 3600.0), Job(4, 3600.0, 3600.0)]
