@@ -32,9 +32,14 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sitesim.config import ReplayConfig, RunConfig, SiteConfig
 from sitesim.errors import ConfigError
+from sitesim.platform import Platform, format_duration
+
+if TYPE_CHECKING:
+    from sitesim.downtime import Downtime
 
 #: Bytes a site-level run holds per job at its peak, without and with its outputs written.
 SITE_JOB_BYTES = 1_300
@@ -164,12 +169,18 @@ def check_site_run(
     config: SiteConfig, *, write: bool = False, runs: int = 1, warn: bool = True
 ) -> None:
     """:func:`check_memory` for a site-level run (``runs`` of them at once), naming the
-    longest horizon that fits, or the most users. Every site-level run of the library is
-    checked so (``warn=False``); the command line checks first, with the warning.
+    longest horizon that fits, or the most users; and :func:`check_outages` for its platform.
+    Every site-level run of the library is checked so (``warn=False``); the command line
+    checks first, with the warning.
 
     Raises:
-        ConfigError: the run will not fit in memory.
+        ConfigError: the run will not fit in memory, or its platform's outages are too many.
     """
+    platform = config.make_platform()
+    if platform is not None:
+        from sitesim.simulation import DRAIN_OUTAGES
+
+        check_outages(platform, config.days * DAY + DRAIN_OUTAGES, config.platform)
     limit = memory_limit()
     if limit is None:
         return
@@ -280,3 +291,103 @@ def check_replay(jobs: int, *, write: bool = False) -> None:
     """
     fits = "--jobs START:STOP (an excerpt of the trace)"
     check_memory(replay_estimate(jobs, write=write), "the replay", fits)
+
+
+# -- outages -----------------------------------------------------------------------------------
+#: Most outages a run may draw up to its outages' horizon (drawn failures, failure-file rows and
+#: maintenance windows, a window counted once however many nodes it takes): each is an event
+#: and a scheduling pass, 50-90 us measured where jobs are killed, so ten million take 10-15
+#: minutes.
+MAX_OUTAGES = 10_000_000
+#: Bytes a run keeps per outage (the machine's record of how many nodes are down, two 16-byte
+#: entries).
+OUTAGE_BYTES = 32
+#: Bytes per node and window the maintenance windows need while the passes are told of them
+#: (all are known in advance): 116 measured (100,000 nodes, 105 weekly windows).
+WINDOW_NODE_BYTES = 150
+#: Bytes per failure drawn ahead of the run (a node's current round of at most 64).
+DRAWN_BYTES = 24
+
+
+@dataclass(frozen=True)
+class OutageEstimate:
+    """What a platform's downtime draws up to a horizon: outages (events; a window once) and
+    the memory they need, and why there are so many (for the message)."""
+
+    events: float
+    memory: float
+    detail: str
+
+
+def outage_estimate(downtime: Downtime, horizon: float) -> OutageEstimate:
+    """The outages of ``downtime`` up to ``horizon`` (seconds; finite), estimated from its
+    rates: each failing node fails horizon / (mtbf + mttr) times (each time at least 1 s)."""
+    windows = node_windows = 0.0
+    for window in downtime.windows:
+        if window.start < horizon:
+            count = 1.0 if math.isinf(window.every) else (horizon - window.start) / window.every
+            windows += math.ceil(count)
+            node_windows += math.ceil(count) * len(window.nodes)
+    failures = per_node = 0.0
+    if math.isfinite(downtime.mtbf):
+        per_node = horizon / (max(downtime.mtbf, 1.0) + max(downtime.mttr, 1.0))
+        failures = len(downtime.failure_nodes) * per_node
+    events = windows + failures + len(downtime.failure_file)
+    memory = (
+        OUTAGE_BYTES * events
+        + WINDOW_NODE_BYTES * node_windows
+        + DRAWN_BYTES * len(downtime.failure_nodes) * min(per_node, 64.0)
+    )
+    parts = []
+    if failures:
+        parts.append(
+            f"{_count(failures)} failures of {len(downtime.failure_nodes):,} nodes "
+            f"(mtbf {format_duration(downtime.mtbf)}, mttr {format_duration(downtime.mttr)})"
+        )
+    if windows:
+        parts.append(f"{_count(windows)} maintenance windows on {_count(node_windows)} nodes")
+    if downtime.failure_file:
+        parts.append(f"{len(downtime.failure_file):,} rows of the failure file")
+    return OutageEstimate(events, memory, " and ".join(parts))
+
+
+def check_outages(
+    platform: Platform, horizon: float, where: str | None = None, *, limit: float | None = None
+) -> None:
+    """Refuse a platform whose downtime would draw more than :data:`MAX_OUTAGES` outages up to
+    ``horizon`` (the run's outages' horizon, seconds), or whose outages alone would not fit in
+    memory. Nothing to check without downtime.
+
+    Args:
+        platform: the platform.
+        horizon: seconds.
+        where: the platform file, for the message (default: the platform's name).
+        limit: the memory limit (default: :func:`memory_limit`).
+
+    Raises:
+        ConfigError: naming the file, the outages and what to change.
+    """
+    if not platform.downtime or not horizon > 0:
+        return
+    from sitesim.downtime import Downtime
+
+    names = {part.name: part.nodes for part in platform.partitions}
+    downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, platform.name, None)
+    need = outage_estimate(downtime, horizon)
+    what = (
+        f"{where or platform.name or 'platform'}: downtime: {need.detail} over "
+        f"{horizon / DAY:,.0f} days (the run and the time it may take to drain)"
+    )
+    remedy = "give a longer mtbf, mttr or every, fewer nodes, or a shorter run"
+    if need.events > MAX_OUTAGES:
+        raise ConfigError(
+            f"{what}: more than the {MAX_OUTAGES:,} outages a run may draw (each is an event "
+            f"and a scheduling pass); {remedy}"
+        )
+    limit = memory_limit() if limit is None else limit
+    if limit is not None and need.memory > limit - BASE_BYTES:
+        raise ConfigError(
+            f"{what} would need about {size_text(need.memory)} of memory, more than the "
+            f"{size_text(limit)} available; {remedy} ({LIMIT_VARIABLE} sets the limit; "
+            "docs/reference/run.md#limits)"
+        )

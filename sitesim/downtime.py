@@ -10,8 +10,10 @@ Two kinds of outage take nodes away from jobs:
   rows of a failure file (node, down, up), as a site's logs give them.
 
 :meth:`Downtime.outages` turns a description into rows (node, down, up, kind) up to a horizon;
-the machine applies them: a node is down while any row covers it, so a failure during a
-node's own maintenance window is kept as a row of its own.
+:meth:`Downtime.stream` gives the same rows a block of time at a time, drawn as a run reaches
+them (a run holds one block, not every outage to its horizon). The machine applies them: a
+node is down while any row covers it, so a failure during a node's own maintenance window is
+kept as a row of its own.
 
 The ``[downtime]`` table of a platform file (every key in docs/reference/platform.md)::
 
@@ -34,14 +36,14 @@ The ``[downtime]`` table of a platform file (every key in docs/reference/platfor
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import numpy as np
 
-from sitesim.platform import PlatformError, _Checker, parse_duration, parse_nodes
+from sitesim.platform import _MAX_TIME_TEXT, PlatformError, _Checker, minutes, parse_duration
 
 OnFailure = Literal["requeue", "fail"]
 ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)
@@ -76,7 +78,7 @@ class Window:
     Attributes:
         start: seconds from simulation time 0 (a site run's time 0 is Monday 00:00), >= 0.
         duration: seconds, > 0.
-        every: the period in seconds, >= duration (``math.inf``: a one-off window).
+        every: the period in seconds, > duration (``math.inf``: a one-off window).
         nodes: the nodes it takes, ascending indices.
     """
 
@@ -90,22 +92,12 @@ class Window:
             raise ValueError(f"Window.start must be a time >= 0, got {self.start!r}")
         if not self.duration > 0:
             raise ValueError(f"Window.duration must be > 0, got {self.duration!r}")
-        if not self.every >= self.duration:
+        if not (self.every > self.duration or self.every == math.inf):
             raise ValueError(
-                f"Window.every must be >= duration ({self.duration!r}), got {self.every!r}"
+                f"Window.every must be > duration ({self.duration!r}; equal, the nodes would "
+                f"never come back), got {self.every!r}"
             )
         _check_node_list(self.nodes, "Window.nodes", empty=False)
-
-    def downs(self, horizon: float) -> np.ndarray:
-        """The times the window begins before ``horizon``, ascending."""
-        if self.start >= horizon:
-            return np.empty(0)
-        if math.isinf(self.every):
-            return np.array([float(self.start)])
-        if math.isinf(horizon):
-            raise ValueError(f"a window every {self.every:g} s recurs without end: give a horizon")
-        times = self.start + self.every * np.arange(math.ceil((horizon - self.start) / self.every))
-        return times[times < horizon]
 
 
 @dataclass(frozen=True)
@@ -239,10 +231,47 @@ class Downtime:
             ValueError: a horizon that is NaN or negative, or infinite where outages recur
                 without end; a negative seed.
         """
+        return self.stream(horizon, seed).until(horizon)
+
+    def stream(self, horizon: float, seed: int | Sequence[int]) -> OutageStream:
+        """The outages of :meth:`outages`, drawn a block of time at a time as a run reaches
+        them (:class:`OutageStream`; the same arguments, the same errors)."""
+        return OutageStream(self, horizon, seed)
+
+    def rate(self) -> float:
+        """Outages a second on average, over all nodes: each drawn failure node's
+        1 / (mtbf + mttr) and each recurring window's nodes / every (one-off windows and the
+        failure file's rows are not a rate)."""
+        rate = sum(len(w.nodes) / w.every for w in self.windows if math.isfinite(w.every))
+        if math.isfinite(self.mtbf):
+            rate += len(self.failure_nodes) / (self.mtbf + self.mttr)
+        return rate
+
+
+class OutageStream:
+    """The outages of a :class:`Downtime` up to a horizon, handed out in order of the time they
+    begin and drawn only when asked for: :meth:`until` gives, once, every row that begins
+    before a time. The blocks together are :meth:`Downtime.outages`, row for row; what is held
+    meanwhile is one block, and each failing node's draws of its current round.
+
+    Generated failures draw, per node, a round of up and repair times at a time (see
+    :func:`_block`): a node draws its next round only when its drawn failures end before the
+    time asked for, so a node draws the same rounds as :meth:`Downtime.outages` draws for it.
+    """
+
+    #: Rows a block of :meth:`blocks` holds, on average.
+    BLOCK_ROWS = 65_536
+
+    def __init__(self, downtime: Downtime, horizon: float, seed: int | Sequence[int]) -> None:
         if not horizon >= 0:
             raise ValueError(f"horizon must be >= 0, got {horizon!r}")
-        if math.isinf(horizon) and math.isfinite(self.mtbf):
+        if math.isinf(horizon) and math.isfinite(downtime.mtbf):
             raise ValueError("failures (a finite mtbf) recur without end: give a finite horizon")
+        for window in downtime.windows:
+            if math.isinf(horizon) and math.isfinite(window.every) and window.start < horizon:
+                raise ValueError(
+                    f"a window every {window.every:g} s recurs without end: give a horizon"
+                )
         entropy = [seed] if isinstance(seed, int | np.integer) else seed
         if (
             not isinstance(entropy, Sequence)
@@ -251,20 +280,51 @@ class Downtime:
             or min(entropy) < 0
         ):
             raise ValueError(f"seed must be a whole number >= 0 or a list of them, got {seed!r}")
+        self.downtime = downtime
+        self.horizon = float(horizon)
+        self.seed = [int(v) for v in entropy]
+        self._reached = -math.inf  # rows that begin before this were handed out
+        self._next = [0] * len(downtime.windows)  # each window's next occurrence
+        drawn = math.isfinite(downtime.mtbf) and horizon > 0
+        self._wanted = np.array(downtime.failure_nodes if drawn else (), np.int64)
+        self._clock = np.zeros(len(self._wanted))  # when each node's drawn failures end
+        self._round = np.zeros(len(self._wanted), np.int64)  # each node's next round
+        self._drawn = _EMPTY  # drawn failures not handed out yet: (node, down, up)
+        if downtime.failure_file:
+            node, down, up = (np.array(c) for c in zip(*downtime.failure_file, strict=True))
+            order = np.argsort(down, kind="stable")
+            self._file = (node[order].astype(np.int64), down[order], up[order])
+        else:
+            self._file = _EMPTY
+
+    def until(self, time: float) -> Outages:
+        """The rows that begin before ``time`` (and before the horizon) not handed out yet,
+        sorted by (down, node, kind)."""
+        low, limit = self._reached, min(time, self.horizon)
+        if not limit > low:
+            return _no_outages()
+        self._reached = limit
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
-        for window in self.windows:
-            starts = window.downs(horizon)
+        for k, window in enumerate(self.downtime.windows):
+            starts = self._window_downs(k, window, limit)
             nodes = np.array(window.nodes, np.int64)
             downs = np.repeat(starts, len(nodes))
             parts.append((np.tile(nodes, len(starts)), downs, downs + window.duration, MAINTENANCE))
-        if math.isfinite(self.mtbf) and horizon > 0:
-            parts.append((*_renewals(self, horizon, [int(v) for v in entropy]), FAILURE))
-        if self.failure_file:
-            node, down, up = (np.array(c) for c in zip(*self.failure_file, strict=True))
-            keep = down < horizon
-            parts.append((node[keep], down[keep], up[keep], FAILURE))
+        if len(self._wanted):
+            self._draw(limit)
+            node, down, up = self._drawn
+            now = down < limit
+            parts.append((node[now], down[now], up[now], FAILURE))
+            self._drawn = (node[~now], down[~now], up[~now])
+        node, down, up = self._file
+        if len(node):
+            first, last = np.searchsorted(down, [low, limit])
+            if low == -math.inf:
+                first = 0
+            parts.append((node[first:last], down[first:last], up[first:last], FAILURE))
+        parts = [part for part in parts if len(part[0])]
         if not parts:
-            return Outages(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0, np.int8))
+            return _no_outages()
         node = np.concatenate([p[0] for p in parts]).astype(np.int64)
         down = np.concatenate([p[1] for p in parts]).astype(np.float64)
         up = np.concatenate([p[2] for p in parts]).astype(np.float64)
@@ -272,39 +332,72 @@ class Downtime:
         order = np.lexsort((kind, node, down))
         return Outages(node[order], down[order], up[order], kind[order])
 
+    def blocks(self) -> Iterator[tuple[float, Outages]]:
+        """The rows as (end, block) a span of time at a time: each block the rows that begin
+        before ``end`` not in an earlier block, about :data:`BLOCK_ROWS` rows each (from
+        :meth:`Downtime.rate`); the last block's end is ``math.inf``."""
+        rate = self.downtime.rate()
+        step = self.BLOCK_ROWS / rate if rate > 0 else math.inf
+        end = step
+        while end < self.horizon:
+            yield end, self.until(end)
+            end += step
+        yield math.inf, self.until(self.horizon)
 
-def _renewals(
-    downtime: Downtime, horizon: float, seed: list[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Failures of ``downtime.failure_nodes`` before ``horizon``: (node, down, up) arrays.
+    def _window_downs(self, k: int, window: Window, limit: float) -> np.ndarray:
+        """The times window ``k`` begins before ``limit`` not handed out yet: ``start + k *
+        every`` for k = 0, 1, ..., before the horizon."""
+        first = self._next[k]
+        if window.start >= limit:
+            return np.empty(0)
+        if math.isinf(window.every):
+            self._next[k] = 1
+            return np.array([float(window.start)]) if first == 0 else np.empty(0)
+        total = math.ceil((self.horizon - window.start) / window.every)
+        stop = min(total, max(math.ceil((limit - window.start) / window.every) + 1, first))
+        times = window.start + window.every * np.arange(first, stop)
+        times = times[times < limit]
+        self._next[k] = first + len(times)
+        return times
 
-    Round r draws _block(r) uniforms per node for up times and for repairs from two generators
-    keyed by (seed, purpose, r); row i of the block is node i's (so a node's draws do not
-    depend on the other nodes). One uniform per value (inverse CDF), whole seconds, at
-    least 1 s: every time is an exact integer, as every event time of a site run is.
-    """
-    wanted = np.array(downtime.failure_nodes, np.int64)
-    clock = np.zeros(len(wanted))  # when each node is next up (every node is up at t = 0)
-    active = np.arange(len(wanted))  # positions in `wanted` still before the horizon
-    nodes: list[np.ndarray] = []
-    downs: list[np.ndarray] = []
-    ups: list[np.ndarray] = []
-    round_ = 0
-    while len(active):
-        uptime, repair = (
-            _whole_seconds(_rows(seed, part, round_, wanted[active]), mean)
-            for part, mean in ((_UP, downtime.mtbf), (_REPAIR, downtime.mttr))
-        )
-        ends = clock[active, None] + np.cumsum(uptime + repair, axis=1)  # up again
-        down = ends - repair
-        keep = down < horizon
-        nodes.append(np.broadcast_to(wanted[active, None], down.shape)[keep])
-        downs.append(down[keep])
-        ups.append(ends[keep])
-        clock[active] = ends[:, -1]
-        active = active[clock[active] < horizon]
-        round_ += 1
-    return np.concatenate(nodes), np.concatenate(downs), np.concatenate(ups)
+    def _draw(self, limit: float) -> None:
+        """Draw rounds of failures for every node whose drawn failures end before ``limit``
+        (a node's rounds in order; round r from generators keyed by (seed, purpose, r), node
+        i's values row i of the round's block, so its draws depend on neither the other nodes
+        nor when they are made)."""
+        downtime, wanted, clock, rounds = self.downtime, self._wanted, self._clock, self._round
+        found = [self._drawn]
+        while True:
+            need = np.flatnonzero(clock < limit)
+            if not len(need):
+                break
+            for round_ in np.unique(rounds[need]).tolist():
+                pos = need[rounds[need] == round_]
+                uptime, repair = (
+                    _whole_seconds(_rows(self.seed, part, round_, wanted[pos]), mean)
+                    for part, mean in ((_UP, downtime.mtbf), (_REPAIR, downtime.mttr))
+                )
+                ends = clock[pos, None] + np.cumsum(uptime + repair, axis=1)  # up again
+                down = ends - repair
+                keep = down < self.horizon
+                found.append(
+                    (np.broadcast_to(wanted[pos, None], down.shape)[keep], down[keep], ends[keep])
+                )
+                clock[pos] = ends[:, -1]
+                rounds[pos] = round_ + 1
+        if len(found) > 1:
+            self._drawn = tuple(np.concatenate(c) for c in zip(*found, strict=True))  # type: ignore[assignment]
+
+
+_EMPTY: tuple[np.ndarray, np.ndarray, np.ndarray] = (
+    np.empty(0, np.int64),
+    np.empty(0),
+    np.empty(0),
+)
+
+
+def _no_outages() -> Outages:
+    return Outages(np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0, np.int8))
 
 
 def _rows(seed: list[int], part: int, round_: int, rows: np.ndarray) -> np.ndarray:
@@ -498,11 +591,12 @@ class _Reader(_Checker):
         """A time in Slurm's syntax (a number is minutes, as in slurm.conf)."""
         value = table[name]
         low = ">= 0" if zero else "> 0"
-        allowed = f"a time {low} in Slurm's syntax such as '4:00:00' or '7-00:00:00'" + (
-            " (or UNLIMITED)" if unlimited else ""
+        allowed = (
+            f"a time {low} and at most {_MAX_TIME_TEXT} in Slurm's syntax such as '4:00:00' or "
+            "'7-00:00:00'" + (" (or UNLIMITED)" if unlimited else "")
         )
         if isinstance(value, int) and not isinstance(value, bool):
-            seconds = float(value * 60)
+            seconds = minutes(value)
         elif isinstance(value, str):
             try:
                 seconds = parse_duration(value)
@@ -512,6 +606,7 @@ class _Reader(_Checker):
             raise self.error(f"{key}.{name}", f"must be {allowed}, got {value!r}")
         if seconds < 0 or (seconds == 0 and not zero) or (math.isinf(seconds) and not unlimited):
             raise self.error(f"{key}.{name}", f"must be {allowed}, got {value!r}")
+        self.time_bound(f"{key}.{name}", value, seconds, allowed)
         return seconds
 
     def window(self, row: Mapping[str, Any], key: str) -> Window:
@@ -528,7 +623,14 @@ class _Reader(_Checker):
                 raise self.error(
                     f"{key}.every",
                     f"{row['every']!r} is shorter than the duration {row['duration']!r}; "
-                    "must be >= duration",
+                    "must be > duration",
+                )
+            if every == duration < math.inf:
+                raise self.error(
+                    f"{key}.every",
+                    f"{row['every']!r} equals the duration: each window begins as the last "
+                    "ends and the nodes never come back; must be > duration (for nodes out "
+                    'for good, give duration = "UNLIMITED" without every)',
                 )
         return Window(start, duration, every, self.nodes(row, key))
 
@@ -556,19 +658,7 @@ class _Reader(_Checker):
                     f"{key}.nodes",
                     f"must list node indices or ranges such as '0-99', got {items!r}",
                 )
-            for item in items:
-                try:
-                    if isinstance(item, bool) or not isinstance(item, str | int):
-                        raise ValueError(f"{item!r} is not a node index or a range such as '0-3'")
-                    indices = [item] if isinstance(item, int) else parse_nodes(item)
-                except ValueError as err:
-                    raise self.error(f"{key}.nodes", str(err)) from None
-                if indices and not 0 <= max(indices) < self.count:
-                    raise self.error(
-                        f"{key}.nodes",
-                        f"{item!r} names node {max(indices)}; nodes are 0-{self.count - 1}",
-                    )
-                chosen.update(indices)
+            chosen = self.node_set(items, self.count, f"{key}.nodes")
         else:
             return tuple(range(self.count))
         return tuple(sorted(chosen))

@@ -14,16 +14,15 @@ A node is down while any outage covers it.
 
 from __future__ import annotations
 
+import math
+from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from sitesim.event_queue import SiteEnvironment
-
-if TYPE_CHECKING:
-    from sitesim.downtime import Outages
 from sitesim.job import Job
 from sitesim.machine import OverAllocationError
 from sitesim.placement import Alloc, Free, Partitions, capacity
@@ -75,8 +74,11 @@ class NodeMachine:
         #: Where each job's last run was, by id: partition, nodes, cores, GPUs and memory
         #: held, and the nodes as ranges (``'0-3,17'``).
         self.placed: dict[int, tuple[int, int, int, int, int, str]] = {}
-        #: The outages applied to the nodes (:func:`sitesim.platform_site.add_outages`).
-        self.outages: Outages | None = None
+        #: Nodes down, and when that number changed: (time, nodes down from then), for the
+        #: node-time down (:meth:`down_seconds`).
+        self.nodes_down = 0
+        self._down_times = array("d")
+        self._down_counts = array("d")
 
     def start(self, job: Job, alloc: Alloc) -> None:
         """Start ``job`` now on ``alloc``.
@@ -141,6 +143,7 @@ class NodeMachine:
         self.up[nodes] = False
         if not len(fresh):
             return []
+        self._count_down(len(fresh))
         hit = np.zeros(len(self.up), dtype=bool)
         hit[fresh] = True
         now = self.env.now
@@ -170,11 +173,30 @@ class NodeMachine:
         np.subtract.at(self._down, nodes, 1)
         back = np.unique(nodes[self._down[nodes] == 0])
         if len(back):
+            self._count_down(-len(back))
             self.up[back] = True
             platform = self.parts.platform
             self.free.cores[back] = platform.cores[back]
             self.free.gpus[back] = platform.gpus[back]
             self.free.memory[back] = platform.memory[back]
+
+    def _count_down(self, change: int) -> None:
+        self.nodes_down += change
+        now = self.env.now
+        if self._down_times and self._down_times[-1] == now:  # (two groups at one instant)
+            self._down_counts[-1] = self.nodes_down
+        else:
+            self._down_times.append(now)
+            self._down_counts.append(self.nodes_down)
+
+    def down_seconds(self, until: float) -> float:
+        """Node-seconds down from time 0 to ``until``: each node counted once while any
+        outage covers it."""
+        times = np.frombuffer(self._down_times)
+        if not len(times):
+            return 0.0
+        ends = np.minimum(np.append(times[1:], math.inf), until)
+        return float(np.frombuffer(self._down_counts) @ np.maximum(ends - times, 0.0))
 
     def _zero(self, nodes: np.ndarray) -> None:
         self.free.cores[nodes] = 0

@@ -306,15 +306,15 @@ class NodePass:
             return []
         platform = self.parts.platform
         node, down, up = merged_intervals(outages.node, outages.down, outages.up)
-        keys = np.stack([down, up])
-        windows, inverse = np.unique(keys, axis=1, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        order = np.lexsort((node, up, down))  # (by window, each window's nodes together)
+        node, down, up = node[order], down[order], up[order]
+        first = np.flatnonzero(np.r_[True, (down[1:] != down[:-1]) | (up[1:] != up[:-1])])
         allocs = []
-        for k in range(windows.shape[1]):
-            nodes = np.unique(node[inverse == k])
+        for low, high in zip(first.tolist(), [*first[1:].tolist(), len(node)], strict=True):
+            nodes = node[low:high]  # (ascending, once each: merged intervals do not overlap)
             gpus, memory = platform.gpus[nodes], platform.memory[nodes]
             whole = Alloc(nodes, platform.cores[nodes], gpus, memory)
-            allocs.append((float(windows[0, k]), float(windows[1, k]), whole))
+            allocs.append((float(down[low]), float(up[low]), whole))
         return allocs
 
     def forget_past_windows(self, now: float) -> None:
@@ -326,17 +326,22 @@ class NodePass:
 def merged_intervals(
     node: np.ndarray, down: np.ndarray, up: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each node's intervals ``[down, up)`` merged where they overlap or touch."""
+    """Each node's intervals ``[down, up)`` merged where they overlap or touch (``up`` may be
+    ``math.inf``: a node that never comes back)."""
     order = np.lexsort((down, node))
     node, down, up = node[order], down[order], up[order]
-    span = float(up.max()) + 1.0  # (each node's times shifted into its own range)
+    endless = np.isinf(up)
+    never = float(np.max(up, where=~endless, initial=float(down.max()))) + 1.0
+    up = np.where(endless, never, up)  # (as a finite time after every other; put back below)
+    span = never + 1.0  # (each node's times shifted into its own range)
     shift = node * span
     reach = np.maximum.accumulate(up + shift)
     begins = np.ones(len(node), dtype=bool)
     begins[1:] = down[1:] + shift[1:] > reach[:-1]
     starts = np.flatnonzero(begins)
     ends = np.append(starts[1:], len(node)) - 1
-    return node[starts], down[starts], reach[ends] - shift[ends]
+    merged_up = np.where(np.add.reduceat(endless, starts) > 0, math.inf, reach[ends] - shift[ends])
+    return node[starts], down[starts], merged_up
 
 
 class _Pass:

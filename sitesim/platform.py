@@ -62,6 +62,16 @@ ALLOCATIONS: tuple[Allocation, ...] = ("exclusive", "shared")
 PLACEMENTS: tuple[Placement, ...] = ("first_fit", "best_fit")
 #: More nodes than this is refused before anything runs (ten times today's largest machines).
 MAX_NODES = 1_000_000
+#: More memory a node than this (MB; 1024T) is refused (a hundred times today's largest nodes).
+MAX_MEMORY = 1024**3
+#: Longer times than this (seconds; 100 years) are refused: a time limit, a maintenance window
+#: or a failure time beyond it is a slip (``UNLIMITED`` says "no limit" where it is allowed).
+MAX_TIME = 36_500 * 86_400.0
+_MAX_TIME_TEXT = "36500-00:00:00 (100 years)"
+#: The largest share of a partition (shares are relative weights).
+MAX_SHARE = 1e18
+#: The largest SWF partition number (field 16 holds at most 18 digits).
+MAX_SWF = 10**18 - 1
 
 
 class PlatformError(ConfigError):
@@ -303,10 +313,10 @@ class Platform:
             allocation = check.choice(row, "allocation", ALLOCATIONS, "exclusive", key)
             swf = row.get("swf", [])
             if not isinstance(swf, list) or not all(
-                isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in swf
+                isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SWF for n in swf
             ):
                 raise check.error(
-                    f"{key}.swf", f"must list SWF partition numbers >= 0, got {swf!r}"
+                    f"{key}.swf", f"must list SWF partition numbers in [0, {MAX_SWF}], got {swf!r}"
                 )
             for number in swf:
                 if number in seen_swf:
@@ -316,8 +326,14 @@ class Platform:
                     )
                 seen_swf[number] = name
             share = row.get("share", 0.0)
-            if isinstance(share, bool) or not isinstance(share, int | float) or not share >= 0:
-                raise check.error(f"{key}.share", f"must be a number >= 0, got {share!r}")
+            if (
+                isinstance(share, bool)
+                or not isinstance(share, int | float)
+                or not 0 <= share <= MAX_SHARE
+            ):
+                raise check.error(
+                    f"{key}.share", f"must be a number in [0, {MAX_SHARE:g}], got {share!r}"
+                )
             part = Partition(name, nodes, max_time, allocation, tuple(swf), tuple(spec), share)
             parts.append(part)
         default = 0
@@ -450,7 +466,13 @@ _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 def parse_nodes(text: str) -> list[int]:
     """``'0-3,17'`` -> ``[0, 1, 2, 3, 17]`` (ValueError naming the bad part)."""
-    nodes: list[int] = []
+    return [node for low, high in node_ranges(text) for node in range(low, high + 1)]
+
+
+def node_ranges(text: str) -> list[tuple[int, int]]:
+    """``'0-3,17'`` -> ``[(0, 3), (17, 17)]``: the ranges, not expanded (ValueError naming the
+    bad part)."""
+    ranges: list[tuple[int, int]] = []
     for part in text.split(","):
         match = _RANGE.match(part.strip())
         if not match:
@@ -459,27 +481,14 @@ def parse_nodes(text: str) -> list[int]:
         high = int(match[2]) if match[2] is not None else low
         if high < low:
             raise ValueError(f"the range {part!r} is reversed")
-        nodes.extend(range(low, high + 1))
-    return nodes
+        ranges.append((low, high))
+    return ranges
 
 
 def _resolve_nodes(
     spec: Sequence[str], by_type: Mapping[str, range], total: int, check: _Checker, key: str
 ) -> tuple[int, ...]:
-    nodes: set[int] = set()
-    for item in spec:
-        if item in by_type:
-            nodes.update(by_type[item])
-            continue
-        try:
-            indices = parse_nodes(item)
-        except ValueError as err:
-            raise check.error(
-                key, f"{item!r} is neither a node type ({', '.join(by_type)}) nor a range: {err}"
-            ) from None
-        if indices and max(indices) >= total:
-            raise check.error(key, f"{item!r} names node {max(indices)}; nodes are 0-{total - 1}")
-        nodes.update(indices)
+    nodes = check.node_set(spec, total, key, by_type)
     if not nodes:
         raise check.error(key, "names no node")
     return tuple(sorted(nodes))
@@ -506,6 +515,8 @@ def parse_duration(text: str) -> float:
             f"{text!r} is not a time in Slurm's syntax (minutes, [days-]hours:minutes:seconds, "
             "days-hours, or UNLIMITED)"
         )
+    if len(text) > 40:  # (a time of more digits than any float holds exactly)
+        raise ValueError(f"{text!r} is not a time: too many digits")
     days, a, b, c = (int(g) if g is not None else None for g in match.groups())
     assert a is not None
     if days is not None:  # days-hours[:minutes[:seconds]]
@@ -515,6 +526,11 @@ def parse_duration(text: str) -> float:
     if b is not None:  # minutes:seconds
         return float(a * 60 + b)
     return float(a * 60)  # minutes
+
+
+def minutes(value: int) -> float:
+    """A whole number of minutes in seconds (one beyond any float is simply very large)."""
+    return float(min(value, 10**15)) * 60.0
 
 
 def format_duration(seconds: float) -> str:
@@ -533,14 +549,25 @@ _MB = {"": 1, "M": 1, "G": 1024, "T": 1024 * 1024}
 
 
 def parse_memory(value: Any) -> int:
-    """Memory in MB (Slurm's unit): an integer (MB) or text such as ``'256G'``, ``'512M'``."""
+    """Memory in MB (Slurm's unit): an integer (MB) or text such as ``'256G'``, ``'512M'``; at
+    most :data:`MAX_MEMORY` (1024T)."""
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 0:
             raise ValueError(f"{value} is negative")
-        return value
-    if isinstance(value, str) and (match := _MEMORY.match(value.strip())):
-        return int(float(match[1]) * _MB[match[2].upper()])
-    raise ValueError(f"{value!r} is not a memory size (MB as a number, or text such as '256G')")
+        megabytes = float(value) if value <= MAX_MEMORY else math.inf
+    elif isinstance(value, str) and (match := _MEMORY.match(value.strip())):
+        megabytes = float(match[1]) * _MB[match[2].upper()]
+    else:
+        raise ValueError(f"{value!r} is not a memory size (MB as a number, or text such as '256G')")
+    if not megabytes <= MAX_MEMORY:
+        raise ValueError(f"{value!r} is absurd: a node has at most {MAX_MEMORY // 1024**2}T")
+    return int(megabytes)
+
+
+def _nodes_text(nodes: Iterable[int]) -> str:
+    """``'node 4'`` or ``'nodes 4-7'``."""
+    found = sorted(nodes)
+    return f"node{'s' if len(found) > 1 else ''} {format_nodes(found)}"
 
 
 class _Checker:
@@ -580,6 +607,47 @@ class _Checker:
             raise self.error(f"{key}.{name}", f"{value:,} is absurd")
         return value
 
+    def node_set(
+        self,
+        items: Sequence[str | int],
+        count: int,
+        key: str,
+        by_type: Mapping[str, range] | None = None,
+    ) -> set[int]:
+        """The nodes of node type names (``by_type``), indices and ranges such as ``'0-3,17'``,
+        each in 0..count-1 and named once: a range beyond the last node, or one that names a
+        node an earlier item (or part) named, is an error."""
+        nodes: set[int] = set()
+        for item in items:
+            if by_type is not None and isinstance(item, str) and item in by_type:
+                ranges = [(by_type[item].start, by_type[item].stop - 1)]
+            else:
+                try:
+                    if isinstance(item, bool) or not isinstance(item, str | int):
+                        raise ValueError(f"{item!r} is not a node index or a range such as '0-3'")
+                    ranges = [(item, item)] if isinstance(item, int) else node_ranges(item)
+                except ValueError as err:
+                    if by_type is None:
+                        raise self.error(key, str(err)) from None
+                    raise self.error(
+                        key,
+                        f"{item!r} is neither a node type ({', '.join(by_type)}) nor a range: "
+                        f"{err}",
+                    ) from None
+            for low, high in ranges:
+                if low < 0 or high >= count:
+                    raise self.error(key, f"{item!r} names node {high}; nodes are 0-{count - 1}")
+                span = range(low, high + 1)
+                again = nodes.intersection(span)
+                if again:
+                    raise self.error(
+                        key,
+                        f"{item!r} names {_nodes_text(again)} again; list each node once "
+                        "(ranges must not overlap)",
+                    )
+                nodes.update(span)
+        return nodes
+
     def memory(self, table: Mapping[str, Any], key: str) -> int:
         try:
             return parse_memory(table.get("memory", 0))
@@ -588,15 +656,24 @@ class _Checker:
 
     def duration(self, table: Mapping[str, Any], key: str) -> float:
         value = table.get(key.rsplit(".", 1)[1], "UNLIMITED")
+        allowed = f"a time limit > 0 and at most {_MAX_TIME_TEXT}, or UNLIMITED"
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return float(value * 60)  # (a number is minutes, as in slurm.conf)
-        try:
-            seconds = parse_duration(value) if isinstance(value, str) else -1.0
-        except ValueError as err:
-            raise self.error(key, str(err)) from None
+            seconds = minutes(value)  # (a number is minutes, as in slurm.conf)
+        else:
+            try:
+                seconds = parse_duration(value) if isinstance(value, str) else -1.0
+            except ValueError as err:
+                raise self.error(key, str(err)) from None
         if not seconds > 0:
-            raise self.error(key, f"must be a time limit > 0 (or UNLIMITED), got {value!r}")
+            raise self.error(key, f"must be {allowed}, got {value!r}")
+        self.time_bound(key, value, seconds, allowed)
         return seconds
+
+    def time_bound(self, key: str, value: Any, seconds: float, allowed: str) -> None:
+        """Refuse a finite time longer than :data:`MAX_TIME` (``allowed`` says what is)."""
+        if MAX_TIME < seconds < math.inf:
+            shown = f"{value} minutes" if isinstance(value, int) else repr(value)
+            raise self.error(key, f"{shown} is absurd; must be {allowed}")
 
     def choice(
         self,

@@ -12,7 +12,7 @@ refused by reason (lenient) or stops the run (strict), like any impossible job.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +23,11 @@ from sitesim.metrics import HOUR, MINUTE, slowdowns, window_jobs
 from sitesim.node_machine import NodeMachine
 from sitesim.node_pass import NodePass
 from sitesim.placement import Demand, Partitions, Request, fits_ever
-from sitesim.platform import Platform
+from sitesim.platform import Platform, format_nodes
 
 if TYPE_CHECKING:
     from sitesim.config import RunConfig
-    from sitesim.downtime import Outages
+    from sitesim.downtime import Outages, OutageStream
     from sitesim.schedulers.base import Scheduler
     from sitesim.site import Site
 
@@ -150,6 +150,49 @@ def _resolver(site: Site, parts: Partitions) -> Any:
     return resolve
 
 
+#: A trace replayed on a platform is likely on the wrong one when the platform has this many
+#: times more (or fewer) cores than the trace's machine (its header's MaxProcs)...
+FAR_FROM_TRACE = 10.0
+#: ... or when the offered load on the platform is below this (and no --load set it).
+IDLE_LOAD = 0.05
+
+
+def trace_mismatch(
+    trace: str, trace_procs: int | None, platform: Platform, load: float, load_set: bool
+) -> str | None:
+    """A warning (one line) when a trace looks replayed on a platform it was not recorded
+    on: the platform has :data:`FAR_FROM_TRACE` times more or fewer cores than the trace's
+    MaxProcs, or (unless ``load_set``: the load was asked for) the offered load is below
+    :data:`IDLE_LOAD`; None otherwise.
+
+    Args:
+        trace: the trace's name.
+        trace_procs: its machine's size (the header's MaxProcs), None if unknown.
+        platform: the platform it is replayed on.
+        load: the offered load on the platform.
+        load_set: the load was set (``--load``), not the trace's own.
+    """
+    cores = platform.total_cores
+    problems = []
+    if trace_procs:
+        ratio = cores / trace_procs
+        if not 1 / FAR_FROM_TRACE <= ratio <= FAR_FROM_TRACE:
+            times = f"{ratio:,.0f} times as many" if ratio > 1 else f"1/{1 / ratio:,.0f} of them"
+            problems.append(
+                f"{trace} was recorded on {trace_procs:,} processors (its MaxProcs) and platform "
+                f"{platform.name or '(unnamed)'} has {cores:,} cores, {times}"
+            )
+    if not load_set and math.isfinite(load) and load < IDLE_LOAD:
+        problems.append(
+            f"the offered load on {platform.name or 'the platform'} is {load:.3g}, below "
+            f"{IDLE_LOAD:g}: the machine would stand nearly idle"
+        )
+    if not problems:
+        return None
+    hint = "" if load_set else " --load L sets the offered load"
+    return "; ".join(problems) + f" (is it the trace's platform?{hint})"
+
+
 class PartitionMix:
     """The partition of each job that names none (a simulated user's): the default one, or,
     when the platform gives partitions a ``share``, one drawn by the shares among those that
@@ -197,17 +240,24 @@ def build_site(
     config: RunConfig, procs: int, scheduler: Scheduler, horizon: float, **options: Any
 ) -> Site:
     """The site of a configured run: ``procs`` processors, or the configuration's platform
-    with its outages up to ``horizon`` (drawn from the run's seed)."""
+    with its outages up to ``horizon`` (drawn from the run's seed as the run reaches them).
+
+    Raises:
+        ConfigError: the outages up to ``horizon`` are too many
+            (:func:`sitesim.budget.check_outages`).
+    """
     from sitesim.site import Site
 
     platform = config.make_platform()
     site = Site(platform or procs, scheduler, seed=config.seed, **options)
     if platform is not None and platform.downtime and site.nodes is not None:
+        from sitesim.budget import check_outages
         from sitesim.downtime import Downtime
 
+        check_outages(platform, horizon, config.platform)
         names = {p.name: p.nodes for p in platform.partitions}
         downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, platform.name, None)
-        outages = downtime.outages(horizon, [config.seed, OUTAGE_STREAM])
+        outages = downtime.stream(horizon, [config.seed, OUTAGE_STREAM])
         add_outages(site, outages, downtime.on_failure == "requeue")
     return site
 
@@ -217,53 +267,112 @@ OUTAGE_STREAM = 0x0D0E
 
 
 # -- outages -----------------------------------------------------------------------------------
-def add_outages(site: Site, outages: Outages, requeue: bool) -> None:
-    """Take nodes down and bring them back as ``outages`` say; tell the pass about the
-    maintenance windows (known in advance; failures are not)."""
-    from sitesim.downtime import MAINTENANCE
+def add_outages(site: Site, outages: Outages | OutageStream, requeue: bool) -> None:
+    """Take nodes down and bring them back as ``outages`` say (rows, or a stream of them drawn
+    as the run reaches them); tell the pass about the maintenance windows (known in advance;
+    failures are not). A node whose outage never ends (``up`` infinite) stays down."""
+    from sitesim.downtime import MAINTENANCE, Downtime, Outages
 
     machine, node_pass = site.nodes, site._node_pass
     if machine is None or node_pass is None:
         raise ValueError("outages need a site on a platform of nodes, not on processors")
-    machine.outages = outages
-    maintenance = outages.kind == MAINTENANCE
-    if maintenance.any():
-        node_pass._windows = node_pass._window_allocs(_subset(outages, maintenance))
-    n = len(outages)
-    if not n:
-        return
-    times = np.concatenate([outages.up, outages.down])
-    going = np.concatenate([np.zeros(n, bool), np.ones(n, bool)])  # (back before down)
-    nodes = np.concatenate([outages.node, outages.node])
-    order = np.lexsort((nodes, going, times))
-    times, going, nodes = times[order], going[order], nodes[order]
-    cut = np.flatnonzero((times[1:] != times[:-1]) | (going[1:] != going[:-1])) + 1
-    groups = list(
-        zip(np.split(times, cut), np.split(going, cut), np.split(nodes, cut), strict=True)
-    )
-    env = site.env
-    step = [0]
+    if isinstance(outages, Outages):
+        maintenance = _subset(outages, outages.kind == MAINTENANCE)
+        blocks: Iterator[tuple[float, Outages]] = iter([(math.inf, outages)])
+    else:  # (every window up to the horizon: the passes plan around them)
+        windows = Downtime(outages.downtime.windows)
+        maintenance = windows.outages(outages.horizon, outages.seed)
+        blocks = outages.blocks()
+    if len(maintenance):
+        node_pass._windows = node_pass._window_allocs(maintenance)
+    _OutageFeed(site, machine, node_pass, blocks, requeue).start()
 
-    def fire(_event: Any) -> None:
-        k = step[0]
-        _, group_going, group_nodes = groups[k]
-        if group_going[0]:
-            machine.go_down(group_nodes, requeue)
+
+class _OutageFeed:
+    """Fires the outages' events in time order: at each instant with events, nodes back up
+    first, then nodes going down, each a group (one event) in node order. Events are built a
+    block of outages at a time; an outage that outlasts its block comes back in a later one."""
+
+    def __init__(
+        self,
+        site: Site,
+        machine: NodeMachine,
+        node_pass: NodePass,
+        blocks: Iterator[tuple[float, Outages]],
+        requeue: bool,
+    ) -> None:
+        self.site, self.machine, self.node_pass = site, machine, node_pass
+        self.blocks = blocks
+        self.requeue = requeue
+        self.callbacks: list[Callable[[Any], None]] = [self.fire]
+        self.later = (np.empty(0, np.int64), np.empty(0))  # ups after the block: node, time
+        self.times = np.empty(0)  # the block's events: time, going down, node (sorted)
+        self.going = np.empty(0, bool)
+        self.nodes = np.empty(0, np.int64)
+        self.starts = np.zeros(1, np.int64)  # where each group begins (and the end)
+        self.group = 0
+
+    def start(self) -> None:
+        """Schedule the first group (if any)."""
+        self.machine.outages_pending = self._load()
+        if self.machine.outages_pending:
+            self._schedule()
+
+    def _load(self) -> bool:
+        """The events of the next blocks, up to the first block with any; False if none is
+        left. An up time of ``math.inf`` is never fired."""
+        for end, rows in self.blocks:
+            node = np.concatenate([self.later[0], rows.node])
+            time = np.concatenate([self.later[1], rows.up])
+            now = time < end
+            self.later = (node[~now & (time < math.inf)], time[~now & (time < math.inf)])
+            times = np.concatenate([time[now], rows.down])
+            going = np.concatenate([np.zeros(int(now.sum()), bool), np.ones(len(rows), bool)])
+            nodes = np.concatenate([node[now], rows.node])
+            if not len(times):
+                continue
+            order = np.lexsort((nodes, going, times))  # (back before down)
+            self.times, self.going, self.nodes = times[order], going[order], nodes[order]
+            cut = np.flatnonzero(
+                (self.times[1:] != self.times[:-1]) | (self.going[1:] != self.going[:-1])
+            )
+            self.starts = np.concatenate([[0], cut + 1, [len(self.times)]])
+            self.group = 0
+            return True
+        return False
+
+    def _schedule(self) -> None:
+        env = self.site.env
+        env.after(float(self.times[self.starts[self.group]]) - env.now, self.callbacks, None)
+
+    def fire(self, _event: Any) -> None:
+        """The next group: its nodes go down (their jobs killed) or come back."""
+        low, high = self.starts[self.group], self.starts[self.group + 1]
+        nodes = self.nodes[low:high]
+        if self.going[low]:
+            self.machine.go_down(nodes, self.requeue)
         else:
-            machine.come_up(group_nodes)
+            self.machine.come_up(nodes)
+        site, node_pass = self.site, self.node_pass
         site.scheduler.nodes_changed()
         node_pass._changes += 1
-        node_pass.forget_past_windows(env.now)
+        node_pass.forget_past_windows(site.env.now)
         site.pass_due = True
-        step[0] = k + 1
-        if k + 1 < len(groups):
-            env.after(float(groups[k + 1][0][0]) - env.now, callbacks, None)
+        self.group += 1
+        if self.group + 1 < len(self.starts) or self._load():
+            self._schedule()
         else:
-            machine.outages_pending = False
+            self.machine.outages_pending = False
 
-    callbacks: list[Callable[[Any], None]] = [fire]
-    machine.outages_pending = True
-    env.after(float(groups[0][0][0]) - env.now, callbacks, None)
+
+def down_for_good(machine: NodeMachine, waiting: int) -> str:
+    """Why a run on an idle machine with jobs waiting and no outage to come cannot go on."""
+    down = format_nodes(np.flatnonzero(~machine.up))
+    return (
+        f"{waiting:,} jobs are still waiting on an idle machine after the last submission, and "
+        f"nodes {down} are down for good (an outage that never ends, such as a maintenance "
+        "window with duration UNLIMITED): jobs that need them would never start"
+    )
 
 
 def _subset(outages: Outages, keep: np.ndarray) -> Outages:
@@ -312,11 +421,8 @@ def platform_summary(
             return math.nan
         return float((table[column] * held).sum()) / (total * length)
 
-    downtime = machine.outages
-    down_hours = window_down = 0.0
-    if downtime is not None:
-        down_hours = downtime.node_hours(site.now)  # (the whole run)
-        window_down = downtime.node_hours(t1) - downtime.node_hours(t0)
+    down_hours = machine.down_seconds(site.now) / HOUR  # (the whole run)
+    window_down = (machine.down_seconds(t1) - machine.down_seconds(t0)) / HOUR
     summary: dict[str, Any] = {
         "nodes": platform.nodes,
         "cores": platform.total_cores,

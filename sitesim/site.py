@@ -30,7 +30,7 @@ from simpy.events import Event, Process
 
 from sitesim import event_queue
 from sitesim.collector import fewer_collections
-from sitesim.errors import InvalidJobError, JobStateError, SchedulerError
+from sitesim.errors import ConfigError, InvalidJobError, JobStateError, SchedulerError
 from sitesim.job import MIN_ESTIMATE, Job, JobState
 from sitesim.machine import Machine, OverAllocationError
 from sitesim.metrics import Summary, measure
@@ -426,16 +426,20 @@ class Site:
             if not self._drained.triggered:
                 self._drained.succeed()
         elif not self.machine.running and not self._nodes_to_come():
+            if self.nodes is not None and self.nodes.nodes_down:
+                from sitesim.platform_site import down_for_good
+
+                raise ConfigError(down_for_good(self.nodes, self._unfinished))
             raise SchedulerError(
                 f"scheduler {self.scheduler.name} leaves {self._unfinished} jobs waiting on an "
                 "idle machine after the last submission: they would never start"
             )
 
     def _nodes_to_come(self) -> bool:
-        """On a platform: nodes are down, or outages are still to come (jobs may wait for
-        them)."""
+        """On a platform: outages are still to come (jobs may wait for nodes to come back; a
+        node down once none is to come is down for good)."""
         nodes = self.nodes
-        return nodes is not None and (nodes.outages_pending or not nodes.up.all())
+        return nodes is not None and nodes.outages_pending
 
     # -- running ------------------------------------------------------------------------------
     def run(

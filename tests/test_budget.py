@@ -150,3 +150,66 @@ def test_the_library_refuses_an_absurd_run_too_and_prints_nothing(capsys):
         sitesim.run(SiteConfig(users=3, days=1e9))
     assert time.perf_counter() - start < 5
     assert capsys.readouterr() == ("", "")
+
+
+# -- outages (issue 32) ------------------------------------------------------------------------
+def test_the_outage_estimate_counts_what_is_drawn():
+    from sitesim.downtime import Downtime, Window
+
+    weekly = Window(3600.0, 4 * 3600.0, 7 * 86_400.0, tuple(range(50)))
+    downtime = Downtime((weekly,), mtbf=86_400.0, mttr=3600.0, failure_nodes=tuple(range(20)))
+    horizon = 200 * 86_400.0
+    drawn = downtime.outages(horizon, 4)
+    estimate = budget.outage_estimate(downtime, horizon)
+    failures = int((drawn.kind == 1).sum())
+    assert estimate.events == pytest.approx(29 + failures, rel=0.05)  # (29 weekly windows)
+    assert estimate.detail == (
+        "3,840 failures of 20 nodes (mtbf 1-00:00:00, mttr 0-01:00:00) and 29 maintenance "
+        "windows on 1,450 nodes"
+    )
+
+
+def test_a_storm_of_failures_is_refused_before_anything_runs(tmp_path):
+    from sitesim.platform import Platform
+
+    platform = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 4, "cores": 8}],
+            "partitions": [{"name": "p", "nodes": "n"}],
+            "downtime": {"failures": {"mtbf": "0:00:01", "mttr": "0:00:01"}},
+        }
+    )
+    budget.check_outages(platform, 30 * 86_400.0, "storm.toml")  # 4.3 million: a run may
+    with pytest.raises(ConfigError) as caught:
+        budget.check_outages(platform, 700 * 86_400.0, "storm.toml")
+    assert str(caught.value).startswith(
+        "storm.toml: downtime: 1.2e+08 failures of 4 nodes (mtbf 0-00:00:01, mttr 0-00:00:01) "
+        "over 700 days"
+    )
+    path = tmp_path / "storm.toml"
+    path.write_text(
+        '[[nodes]]\ntype = "n"\ncount = 4\ncores = 8\n[[partitions]]\nname = "p"\nnodes = "n"\n'
+        '[downtime.failures]\nmtbf = "0:00:01"\nmttr = "0:00:01"\n'
+    )
+    with pytest.raises(ConfigError, match=r"failures of 4 nodes .* over 90 days"):
+        budget.check_site_run(SiteConfig(users=3, days=30, platform=str(path)))
+
+
+def test_windows_on_many_nodes_that_cannot_fit_in_memory_are_refused():
+    from sitesim.platform import Platform
+
+    platform = Platform.from_dict(
+        {
+            "name": "big",
+            "nodes": [{"type": "n", "count": 100_000, "cores": 8}],
+            "partitions": [{"name": "p", "nodes": "n"}],
+            "downtime": {"maintenance": [{"start": 0, "duration": 60, "every": "1-00:00:00"}]},
+        }
+    )
+    with pytest.raises(ConfigError) as caught:
+        budget.check_outages(platform, 400 * 86_400.0, limit=2 * 2**30)
+    assert str(caught.value).startswith(
+        "big: downtime: 400 maintenance windows on 4e+07 nodes over 400 days (the run and the "
+        "time it may take to drain) would need about 5.6 GB of memory, more than the 2.0 GB "
+        "available"
+    )

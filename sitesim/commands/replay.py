@@ -28,6 +28,7 @@ from sitesim.commands.report import add_report_option, check_report, write_repor
 from sitesim.config import ReplayConfig
 from sitesim.errors import ConfigError
 from sitesim.output import atomic_write
+from sitesim.platform_site import trace_mismatch
 from sitesim.progress import ProgressBar
 from sitesim.report import (
     REPLAY_COLUMNS,
@@ -44,7 +45,7 @@ from sitesim.report import (
     write_outputs,
 )
 from sitesim.site import SiteResult
-from sitesim.swf import read_swf
+from sitesim.swf import SWFTrace, read_swf
 from sitesim.trace_replay import run_replay
 
 REPLAY_EPILOG = """\
@@ -223,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         with ProgressBar(f"replay {config.scheduler}") as bar:
             result = run_replay(config, trace=trace, progress=bar)
         if not results:
-            _report_workload(result)
+            _report_workload(result, trace, load_set=args.load is not None)
         results.append(result)
     if any(r.summary.utility_jobs for r in results):
         reference = next((r for r in results if r.label == "EASY"), None)
@@ -265,7 +266,7 @@ def _moved(result: SiteResult) -> str:
     )
 
 
-def _report_workload(result: SiteResult) -> None:
+def _report_workload(result: SiteResult, trace: SWFTrace, *, load_set: bool) -> None:
     facts = result.workload
     skipped = facts["jobs_skipped"]
     if skipped:
@@ -281,6 +282,10 @@ def _report_workload(result: SiteResult) -> None:
             file=sys.stderr,
         )
     load = facts["offered_load"]
+    if result.platform is not None:
+        mismatch = trace_mismatch(facts["trace"], trace.max_procs, result.platform, load, load_set)
+        if mismatch is not None:
+            print(f"sitesim: warning: {mismatch}", file=sys.stderr)
     shown = f"{load:.3f}" if math.isfinite(load) else "unknown (all jobs arrive at once)"
     print(
         f"{facts['trace']}: {facts['jobs_replayed']:,} jobs on {result.procs} processors, "

@@ -23,6 +23,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sitesim.downtime import Downtime, Outages
 from sitesim.job import Job, JobState
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.placement import Request
@@ -155,14 +156,16 @@ class Submitter:
 def run_on(platform: Platform, jobs: list[Asked], scheduler: Any) -> Site:
     site = Site(platform, scheduler)
     if platform.downtime:
-        from sitesim.downtime import Downtime
-
-        names = {p.name: p.nodes for p in platform.partitions}
-        downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, "test", None)
-        add_outages(site, downtime.outages(2000.0, 1), requeue=True)
+        add_outages(site, outages_of(platform), requeue=True)
     site.add_user(Submitter(jobs))
     site.run()
     return site
+
+
+def outages_of(platform: Platform) -> Outages:
+    names = {p.name: p.nodes for p in platform.partitions}
+    downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, "test", None)
+    return downtime.outages(2000.0, 1)
 
 
 def check_allocations(site: Site, platform: Platform) -> list[Job]:
@@ -205,9 +208,7 @@ def test_no_job_runs_into_a_maintenance_window_on_its_nodes(data: st.DataObject,
     jobs = data.draw(requests(platform))
     site = run_on(platform, jobs, create(name))
     ran = check_allocations(site, platform)
-    assert site.nodes is not None
-    outages = site.nodes.outages
-    assert outages is not None
+    outages = outages_of(platform)
     for job in ran:
         mine = np.isin(outages.node, job.alloc.nodes)
         overlap = (outages.down[mine] < job.end) & (outages.up[mine] > job.start)
