@@ -114,8 +114,7 @@ def _gantt_plot(view: RunView, color_by: gantt.ColorBy, window: tuple[float, flo
 
     low, high = window
     code, names = gantt.categories(view, color_by)
-    rects = gantt.job_rects(view)
-    rects = rects.take((rects.t1 > low) & (rects.t0 < high))
+    rects = gantt.window_rects(view, window)
     rows = view.nodes
     what = "node" if view.platform is not None else "processor"
     fig = figure(

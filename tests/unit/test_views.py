@@ -11,6 +11,8 @@ from sitesim.errors import SitesimError
 from sitesim.records import JOB_DTYPE, read_records_csv, records_csv
 from sitesim.report import write_outputs
 from sitesim.runner import run
+from sitesim.schedulers import create
+from sitesim.trace_replay import replay
 from sitesim.views.gantt import (
     categories,
     coverage_image,
@@ -18,6 +20,7 @@ from sitesim.views.gantt import (
     job_rects,
     processor_rows,
     rasterize,
+    window_rects,
 )
 from sitesim.views.lanes import lanes_figure, pick_users, sessions
 from sitesim.views.run_view import (
@@ -29,6 +32,7 @@ from sitesim.views.run_view import (
     parse_window,
     read_run,
 )
+from tests.conftest import run_jobs, trace_path
 
 PLATFORM = """\
 name = "tiny"
@@ -133,6 +137,46 @@ def test_processor_rows_keep_a_job_in_one_block_when_one_is_free():
     assert list(zip(job.tolist(), first.tolist(), last.tolist(), strict=True)) == [
         (0, 0, 2), (1, 2, 3), (2, 0, 2)
     ]  # fmt: skip
+
+
+def test_processor_rows_give_back_the_processors_of_a_zero_runtime_job_at_once():
+    # 2 processors: Z (2) starts and ends at 0, then A (2) runs from 0 to 10 on the same ones
+    job, first, last = processor_rows(
+        np.array([0.0, 0.0]), np.array([0.0, 10.0]), np.array([2, 2]), 2
+    )
+    assert list(zip(job.tolist(), first.tolist(), last.tolist(), strict=True)) == [
+        (0, 0, 2), (1, 0, 2)
+    ]  # fmt: skip
+
+
+def test_the_gantt_draws_zero_runtime_jobs_at_the_ends_of_the_window():
+    import matplotlib.pyplot as plt
+
+    jobs = [(0.0, 1, 0.0), (0.0, 2, 100.0), (100.0, 2, 0.0)]  # the first and last instants
+    view = RunView.from_result(run_jobs(jobs, 2, create("FCFS")))
+    fig, ax = plt.subplots()
+    assert draw_gantt(ax, view) == "patches"
+    assert len(ax.collections[0].get_paths()) == 3
+    plt.close(fig)
+    assert len(window_rects(view, (0.0, 50.0))) == 2  # (the job at 100 lies outside)
+
+
+@pytest.mark.traces
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LLNL-Atlas-2006-2.1-cln.swf.gz",  # 2,607 jobs of zero runtime
+        "SDSC-SP2-1998-4.2-cln.swf.gz",
+        "Sandia-Ross-2001-1.1-cln.swf.gz",
+        "LLNL-Thunder-2007-1.1-cln.swf.gz",
+    ],
+)
+def test_every_job_of_a_real_trace_is_drawn_with_its_full_size(name):
+    view = RunView.from_result(replay(trace_path(name), "EASY"))
+    rects = window_rects(view, clip_window(view, None))
+    drawn = np.bincount(rects.job, weights=rects.y1 - rects.y0, minlength=len(view.records))
+    assert view.ran.all()
+    assert int((drawn == view.records["size"]).sum()) == len(view.records)
 
 
 def test_the_raster_integrates_each_rectangle_exactly():
