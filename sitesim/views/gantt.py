@@ -414,8 +414,8 @@ def gantt_figure(
     size: tuple[float, float] = (14.0, 6.0),
     max_patches: int = MAX_PATCHES,
 ) -> Any:
-    """A figure holding the Gantt chart of ``view``, saved as PNG to ``path`` when given
-    (atomically); returns the figure (closed when saved)."""
+    """A figure holding the Gantt chart of ``view``, saved to ``path`` when given (atomically;
+    PNG, SVG or PDF by its extension); returns the figure (closed when saved)."""
     import matplotlib.pyplot as plt
 
     from sitesim.figures import save
