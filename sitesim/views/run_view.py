@@ -153,6 +153,12 @@ class RunView:
         return ran | ((state == JobState.FAILED) & np.isfinite(self.records["start"]))
 
     @property
+    def has_sessions(self) -> bool:
+        """Whether any job belongs to a session: site-level runs have sessions; an open trace
+        replay has none, and its tables show sessions as not applicable."""
+        return bool((self.records["session"] >= 0).any())
+
+    @property
     def span(self) -> tuple[float, float]:
         """From the first submission to the last end (seconds)."""
         rec = self.records

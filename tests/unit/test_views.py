@@ -3,6 +3,8 @@ the user lanes, and the figures (from a run in memory and from its folder alike)
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -265,3 +267,18 @@ def test_lanes_draw_two_runs_of_the_same_users(demo, tmp_path):
     fig = lanes_figure([demo, other], sample=5, path=path)
     assert path.stat().st_size > 10_000
     assert [ax.get_title(loc="left") for ax in fig.axes] == ["EASY: 5 users", "FCFS: 5 users"]
+
+
+def test_a_replay_shows_its_sessions_as_not_applicable(demo):
+    from sitesim.views.html import _header, _user_table
+
+    replayed = RunView.from_result(run_jobs([(0.0, 1, 60.0), (30.0, 2, 60.0)], 2, create("EASY")))
+    assert not replayed.has_sessions and demo.has_sessions
+    header = _header(replayed)
+    for title in ("sessions", "jobs per session"):
+        assert f"<tr><td>{title}</td><td>-</td></tr>" in header  # not 0 or 0.000
+    head, row = _user_table(replayed).split("</tr>")[:2]
+    cells = dict(zip(re.findall(r"<th>(.*?)</th>", head), re.findall(r"<td>(.*?)</td>", row),
+                     strict=True))  # fmt: skip
+    assert cells["sessions"] == cells["ended after a slow response"] == "-"
+    assert "<tr><td>sessions</td><td>-</td></tr>" not in _header(demo)
