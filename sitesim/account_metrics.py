@@ -2,8 +2,9 @@
 
 A run under the SLURM scheduler groups its users by account (:mod:`sitesim.associations`); the
 table has one row per account with jobs in the measurement window: its users, jobs, throughput
-(jobs an hour of the window), sessions and jobs per session (site-level runs), mean wait and
-response, and the core-hours its jobs used.
+(jobs an hour of the window), sessions and the jobs of sessions per session (site-level runs;
+NaN, not applicable, for an account without sessions, as in a trace replay, and printed "-"),
+mean wait and response, and the core-hours its jobs used.
 """
 
 from __future__ import annotations
@@ -51,12 +52,16 @@ def per_account(
     table["jobs"] = jobs
     table["jobs_per_hour"] = jobs / hours
     belongs = sel["session"] >= 0
+    in_sessions = np.bincount(account[belongs], minlength=n)
     if belongs.any():
         pairs = np.unique(pair_keys(user[belongs], sel["session"][belongs]))
         owner = account_of_user[np.searchsorted(users, pairs >> 31)]
         table["sessions"] = np.bincount(owner, minlength=n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        table["jobs_per_session"] = np.where(table["sessions"] > 0, jobs / table["sessions"], 0)
+        # as in the summary: the jobs of sessions over the sessions; none, not applicable
+        table["jobs_per_session"] = np.where(
+            table["sessions"] > 0, in_sessions / table["sessions"], np.nan
+        )
         table["wait_mean_min"] = np.bincount(account, weights=wait, minlength=n) / jobs / 60
         table["response_mean_min"] = (
             np.bincount(account, weights=sel["response"], minlength=n) / jobs / 60

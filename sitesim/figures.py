@@ -17,15 +17,54 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from sitesim.errors import SitesimError
 from sitesim.output import atomic_write
+
+#: The formats a figure is written in, by the extension of its file's name.
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+#: What each format would otherwise stamp with the time it was written (so that the same figure
+#: gives the same bytes).
+_NO_DATE: dict[str, dict[str, Any]] = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+def figure_format(path: Path, option: str = "") -> str:
+    """The format of a figure written to ``path``, from the extension of its name.
+
+    Args:
+        path: the figure's file.
+        option: the command-line option that named it, for the message (``--gantt``).
+
+    Raises:
+        SitesimError: another extension, naming the allowed ones.
+    """
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        what = f"{option} {path}" if option else str(path)
+        raise SitesimError(
+            f"{what}: a figure is written as {', '.join(list(FORMATS)[:-1])} or "
+            f"{list(FORMATS)[-1]} (by the name's extension); "
+            f"{f'not {path.suffix}' if path.suffix else 'this name has none'}"
+        )
+    return fmt
+
+
+def figure_bytes(fig: Any, path: Path) -> bytes:
+    """A figure as the bytes of file ``path`` (PNG, SVG or PDF by its extension); closes it.
+
+    Raises:
+        SitesimError: an extension of no format (:func:`figure_format`).
+    """
+    fmt = figure_format(path)
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "sitesim"}):  # (else SVG ids are random)
+        fig.savefig(buffer, format=fmt, dpi=110, bbox_inches="tight", metadata=_NO_DATE.get(fmt))
+    plt.close(fig)
+    return buffer.getvalue()
 
 
 def save(fig: Any, path: Path) -> Path:
-    """Save a figure as PNG atomically and close it."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write(path, buffer.getvalue())
+    """Save a figure atomically (PNG, SVG or PDF by the extension of ``path``) and close it."""
+    atomic_write(path, figure_bytes(fig, path))
     return path
 
 

@@ -12,6 +12,8 @@ from sitesim.output import check_output_file
 
 #: The report written into a run folder when no --out names another file.
 REPORT_NAME = "report.html"
+#: The names the HTML report may have.
+HTML_SUFFIXES = (".html", ".htm")
 
 EPILOG = """\
 examples:
@@ -24,8 +26,9 @@ examples:
 RUN is a folder a run wrote (sitesim run, replay or sweep with --out); it must be complete:
 results.json lists every file with its size and sha256. The HTML report is one file with
 everything inside (it opens without network access); it needs Bokeh (pip install
-'sitesim[report]'). --gantt and --lanes write PNG figures with matplotlib alone; given without
---out, they write no HTML. --window A:B (days; either side may be left open) zooms every view.
+'sitesim[report]'). --gantt and --lanes write figures with matplotlib alone, as PNG, SVG or PDF
+by the extension of the name; given without --out, they write no HTML. The files appear
+together, or none does. --window A:B (days; either side may be left open) zooms every view.
 """
 
 
@@ -37,14 +40,16 @@ def add_parser(commands: Any) -> None:
         help=COMMANDS["report"],
         description="Look at a run: a self-contained HTML report (summary, Gantt chart, "
         "timelines, users' lanes, tables, configuration), or the Gantt chart and the users' "
-        "lanes as PNG.",
+        "lanes as PNG, SVG or PDF.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run_folder", type=Path, metavar="RUN", help="the folder of one run")
     p.add_argument("--out", type=Path, metavar="FILE", help=f"the HTML file (RUN/{REPORT_NAME})")
-    p.add_argument("--gantt", type=Path, metavar="PNG", help="write the Gantt chart as PNG")
-    p.add_argument("--lanes", type=Path, metavar="PNG", help="write the users' lanes as PNG")
+    p.add_argument("--gantt", type=Path, metavar="FILE",
+                   help="write the Gantt chart (.png, .svg or .pdf, by the name)")  # fmt: skip
+    p.add_argument("--lanes", type=Path, metavar="FILE",
+                   help="write the users' lanes (.png, .svg or .pdf, by the name)")  # fmt: skip
     p.add_argument("--color-by", choices=COLOR_BY, default="user", help="colour of the jobs (user)")
     p.add_argument("--window", metavar="A:B", help="days A to B only (e.g. 3:5, 100:)")
     p.add_argument(
@@ -62,15 +67,15 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sitesim.views.run_view import clip_window, parse_window, read_run
+    from sitesim.views.run_view import check_run_folder, clip_window, parse_window, read_run
 
+    for folder in (args.run_folder, *args.compare):
+        check_run_folder(folder)
     window = None if args.window is None else parse_window(args.window)
     html = args.out
     if html is None and not (args.gantt or args.lanes):
         html = args.run_folder / REPORT_NAME
-    for path in (html, args.gantt, args.lanes):
-        if path is not None:
-            check_output_file(path)
+    outputs = _check_outputs(html, args.gantt, args.lanes)
     if html is not None:
         from sitesim.views.html import bokeh_modules
 
@@ -78,25 +83,57 @@ def run(args: argparse.Namespace) -> int:
     view = read_run(args.run_folder)
     others = [read_run(folder) for folder in args.compare]
     clip_window(view, window)  # (a window outside the run: one line now)
-    written = []
+    files: list[tuple[Path, str | bytes]] = []
     if args.gantt is not None:
+        from sitesim.figures import figure_bytes
         from sitesim.views.gantt import gantt_figure
 
-        gantt_figure(view, args.color_by, window, path=args.gantt)
-        written.append(args.gantt)
+        fig = gantt_figure(view, args.color_by, window)
+        files.append((args.gantt, figure_bytes(fig, args.gantt)))
     if args.lanes is not None:
+        from sitesim.figures import figure_bytes
         from sitesim.views.lanes import lanes_figure
 
-        lanes_figure([view, *others], args.user, window, path=args.lanes)
-        written.append(args.lanes)
+        fig = lanes_figure([view, *others], args.user, window)
+        files.append((args.lanes, figure_bytes(fig, args.lanes)))
     if html is not None:
-        from sitesim.views.html import write_report
+        from sitesim.views.html import report_html
 
-        write_report(view, html, color_by=args.color_by, window=window, others=others,
-                     users=args.user)  # fmt: skip
-        written.append(html)
-    print(f"written: {', '.join(str(p) for p in written)}")
+        text = report_html(view, color_by=args.color_by, window=window, others=others,
+                           users=args.user)  # fmt: skip
+        files.append((html, text))
+    from sitesim.output import atomic_write_all
+
+    atomic_write_all(files)  # all of them or, on an error or a Ctrl-C, none
+    print(f"written: {', '.join(str(p) for p in outputs)}")
     return 0
+
+
+def _check_outputs(html: Path | None, gantt: Path | None, lanes: Path | None) -> list[Path]:
+    """Before the run is read: each output can be created, its name says a format it is
+    written in, and no two name the same file. Returns them, in the order they are written.
+
+    Raises:
+        SitesimError: one line naming the option, the file and the problem.
+    """
+    named = [("--gantt", gantt), ("--lanes", lanes), ("--out", html)]
+    outputs = [(option, path) for option, path in named if path is not None]
+    for option, path in outputs:
+        check_output_file(path)
+        if option == "--out":
+            if path.suffix.lower() not in HTML_SUFFIXES:
+                raise SitesimError(f"--out {path}: the report is HTML: give a name ending in "
+                                   f"{' or '.join(HTML_SUFFIXES)}")  # fmt: skip
+        else:
+            from sitesim.figures import figure_format
+
+            figure_format(path, option)
+    seen: dict[Path, str] = {}
+    for option, path in outputs:
+        other = seen.setdefault(path.resolve(), option)
+        if other != option:
+            raise SitesimError(f"{other} and {option} name the same file, {path}: give two")
+    return [path for _, path in outputs]
 
 
 def write_reports(out: Path, folders: list[Path]) -> None:

@@ -10,6 +10,7 @@
   optional ``report`` extra);
 - :mod:`~sitesim.views.animation`: the machine and the users over time, as a GIF.
 
-Each figure function draws with matplotlib's Agg backend and returns the figure, or writes a
-PNG atomically (:func:`sitesim.figures.save`).
+Each figure function draws with matplotlib's Agg backend and returns the figure, or writes it
+atomically as PNG, SVG or PDF, by the extension of the file's name
+(:func:`sitesim.figures.save`).
 """

@@ -114,8 +114,7 @@ def _gantt_plot(view: RunView, color_by: gantt.ColorBy, window: tuple[float, flo
 
     low, high = window
     code, names = gantt.categories(view, color_by)
-    rects = gantt.job_rects(view)
-    rects = rects.take((rects.t1 > low) & (rects.t0 < high))
+    rects = gantt.window_rects(view, window)
     rows = view.nodes
     what = "node" if view.platform is not None else "processor"
     fig = figure(
@@ -245,7 +244,9 @@ def _timeline_plots(view: RunView, window: tuple[float, float], x_range: Any) ->
 
 # -- the static parts --------------------------------------------------------------------------
 def _header(view: RunView) -> str:
-    s = view.summary
+    s = dict(view.summary)
+    if not view.has_sessions:  # (an open replay: not applicable)
+        s.update(sessions=None, jobs_per_session=None)
     where = view.platform.describe() if view.platform is not None else f"{view.procs:,} processors"
     rows = "".join(f"<tr><td>{html.escape(title)}</td><td>{_fmt(s.get(key))}</td></tr>"
                    for key, title in SUMMARY if key in s)  # fmt: skip
@@ -306,8 +307,10 @@ def _user_table(view: RunView) -> str:
     sessions = np.bincount(where, minlength=len(users))
     slow = np.bincount(where, s.slow.astype(np.float64), len(users))
     order = np.argsort(-core_h, kind="stable")[:USER_ROWS]
-    rows = [{"user": int(users[k]), "jobs": int(jobs[k]), "sessions": int(sessions[k]),
-             "ended after a slow response": int(slow[k]),
+    has = view.has_sessions  # (else not applicable: "-")
+    rows = [{"user": int(users[k]), "jobs": int(jobs[k]),
+             "sessions": int(sessions[k]) if has else None,
+             "ended after a slow response": int(slow[k]) if has else None,
              "mean wait (min)": wait[k] / waited[k] / 60 if waited[k] else math.nan,
              "mean response (min)": response[k] / responded[k] / 60 if responded[k] else math.nan,
              "processor-hours": core_h[k]} for k in order.tolist()]  # fmt: skip

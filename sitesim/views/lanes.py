@@ -154,7 +154,8 @@ def lanes_figure(
     path: str | Path | None = None,
 ) -> Any:
     """One panel of lanes per run (the same users in each, chosen in the first), one above
-    the other on a shared time axis; saved as PNG to ``path`` when given."""
+    the other on a shared time axis; saved to ``path`` when given (atomically; PNG, SVG or PDF
+    by its extension)."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch

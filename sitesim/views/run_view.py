@@ -153,6 +153,12 @@ class RunView:
         return ran | ((state == JobState.FAILED) & np.isfinite(self.records["start"]))
 
     @property
+    def has_sessions(self) -> bool:
+        """Whether any job belongs to a session: site-level runs have sessions; an open trace
+        replay has none, and its tables show sessions as not applicable."""
+        return bool((self.records["session"] >= 0).any())
+
+    @property
     def span(self) -> tuple[float, float]:
         """From the first submission to the last end (seconds)."""
         rec = self.records
@@ -228,16 +234,12 @@ def read_run(folder: str | Path) -> RunView:
     """The run a folder holds, checked against its results.json.
 
     Raises:
-        SitesimError: one line: not a folder, not a run folder (or one holding several runs),
-            half-written (results.json missing, or a file that differs from what it lists),
-            or a run written without its per-job records.
+        SitesimError: one line: not a folder (:func:`check_run_folder`), not a run folder (or
+            one holding several runs), half-written (results.json missing, or a file that
+            differs from what it lists), or a run written without its per-job records.
     """
-    path = Path(folder)
-    if not path.is_dir():
-        raise SitesimError(f"{path}: no such run folder")
+    path = check_run_folder(folder)
     results = path / RESULTS_NAME
-    if not results.is_file():
-        raise SitesimError(_not_a_run(path))
     try:
         document = json.loads(results.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -301,6 +303,29 @@ def read_run(folder: str | Path) -> RunView:
         accounts=_accounts(scheduler, params, records) if per_account else {},
         source=str(path),
     )
+
+
+def check_run_folder(folder: str | Path) -> Path:
+    """``folder`` if it is a folder holding a run's results.json (its files are checked when
+    :func:`read_run` reads them).
+
+    Raises:
+        SitesimError: one line: no such folder, a file, not a run folder (or one holding
+            several runs), or a half-written one.
+    """
+    path = Path(folder)
+    if path.is_dir():
+        if not (path / RESULTS_NAME).is_file():
+            raise SitesimError(_not_a_run(path))
+        return path
+    if not path.exists():
+        raise SitesimError(f"{path}: no such run folder")
+    where = (
+        f"give the folder that holds it ({path.parent})"
+        if path.name == RESULTS_NAME
+        else "give the folder a run wrote (its --out)"
+    )
+    raise SitesimError(f"{path}: is a file, not a run folder: {where}")
 
 
 def _not_a_run(path: Path) -> str:

@@ -3,6 +3,8 @@ the user lanes, and the figures (from a run in memory and from its folder alike)
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,8 @@ from sitesim.errors import SitesimError
 from sitesim.records import JOB_DTYPE, read_records_csv, records_csv
 from sitesim.report import write_outputs
 from sitesim.runner import run
+from sitesim.schedulers import create
+from sitesim.trace_replay import replay
 from sitesim.views.gantt import (
     categories,
     coverage_image,
@@ -18,6 +22,7 @@ from sitesim.views.gantt import (
     job_rects,
     processor_rows,
     rasterize,
+    window_rects,
 )
 from sitesim.views.lanes import lanes_figure, pick_users, sessions
 from sitesim.views.run_view import (
@@ -29,6 +34,7 @@ from sitesim.views.run_view import (
     parse_window,
     read_run,
 )
+from tests.conftest import run_jobs, trace_path
 
 PLATFORM = """\
 name = "tiny"
@@ -135,6 +141,46 @@ def test_processor_rows_keep_a_job_in_one_block_when_one_is_free():
     ]  # fmt: skip
 
 
+def test_processor_rows_give_back_the_processors_of_a_zero_runtime_job_at_once():
+    # 2 processors: Z (2) starts and ends at 0, then A (2) runs from 0 to 10 on the same ones
+    job, first, last = processor_rows(
+        np.array([0.0, 0.0]), np.array([0.0, 10.0]), np.array([2, 2]), 2
+    )
+    assert list(zip(job.tolist(), first.tolist(), last.tolist(), strict=True)) == [
+        (0, 0, 2), (1, 0, 2)
+    ]  # fmt: skip
+
+
+def test_the_gantt_draws_zero_runtime_jobs_at_the_ends_of_the_window():
+    import matplotlib.pyplot as plt
+
+    jobs = [(0.0, 1, 0.0), (0.0, 2, 100.0), (100.0, 2, 0.0)]  # the first and last instants
+    view = RunView.from_result(run_jobs(jobs, 2, create("FCFS")))
+    fig, ax = plt.subplots()
+    assert draw_gantt(ax, view) == "patches"
+    assert len(ax.collections[0].get_paths()) == 3
+    plt.close(fig)
+    assert len(window_rects(view, (0.0, 50.0))) == 2  # (the job at 100 lies outside)
+
+
+@pytest.mark.traces
+@pytest.mark.parametrize(
+    "name",
+    [
+        "LLNL-Atlas-2006-2.1-cln.swf.gz",  # 2,607 jobs of zero runtime
+        "SDSC-SP2-1998-4.2-cln.swf.gz",
+        "Sandia-Ross-2001-1.1-cln.swf.gz",
+        "LLNL-Thunder-2007-1.1-cln.swf.gz",
+    ],
+)
+def test_every_job_of_a_real_trace_is_drawn_with_its_full_size(name):
+    view = RunView.from_result(replay(trace_path(name), "EASY"))
+    rects = window_rects(view, clip_window(view, None))
+    drawn = np.bincount(rects.job, weights=rects.y1 - rects.y0, minlength=len(view.records))
+    assert view.ran.all()
+    assert int((drawn == view.records["size"]).sum()) == len(view.records)
+
+
 def test_the_raster_integrates_each_rectangle_exactly():
     rng = np.random.default_rng(1)
     n = 300
@@ -221,3 +267,18 @@ def test_lanes_draw_two_runs_of_the_same_users(demo, tmp_path):
     fig = lanes_figure([demo, other], sample=5, path=path)
     assert path.stat().st_size > 10_000
     assert [ax.get_title(loc="left") for ax in fig.axes] == ["EASY: 5 users", "FCFS: 5 users"]
+
+
+def test_a_replay_shows_its_sessions_as_not_applicable(demo):
+    from sitesim.views.html import _header, _user_table
+
+    replayed = RunView.from_result(run_jobs([(0.0, 1, 60.0), (30.0, 2, 60.0)], 2, create("EASY")))
+    assert not replayed.has_sessions and demo.has_sessions
+    header = _header(replayed)
+    for title in ("sessions", "jobs per session"):
+        assert f"<tr><td>{title}</td><td>-</td></tr>" in header  # not 0 or 0.000
+    head, row = _user_table(replayed).split("</tr>")[:2]
+    cells = dict(zip(re.findall(r"<th>(.*?)</th>", head), re.findall(r"<td>(.*?)</td>", row),
+                     strict=True))  # fmt: skip
+    assert cells["sessions"] == cells["ended after a slow response"] == "-"
+    assert "<tr><td>sessions</td><td>-</td></tr>" not in _header(demo)
