@@ -395,17 +395,8 @@ def test_replay_with_utility_is_augment_then_replay(trace, tmp_path, capsys):
 
 
 # -- issue 32 ----------------------------------------------------------------------------------
-LIMITED_PLATFORM = """\
-[[nodes]]
-type = "cpu"
-count = 8
-cores = 4
-
-[[partitions]]
-name = "normal"
-nodes = ["cpu"]
-max_time = "2:00:00"
-"""
+#: A platform whose partition refuses jobs asking more than two hours.
+LIMITED_PLATFORM = (Path(__file__).parent / "data" / "limited_platform.toml").read_text()
 
 
 def test_a_site_level_run_says_which_jobs_it_refused_by_reason(tmp_path, capsys):

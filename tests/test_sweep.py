@@ -400,17 +400,8 @@ def test_a_tls_dask_scheduler_without_the_clients_tls_settings_is_one_clear_erro
 
 
 # -- issue 32 ----------------------------------------------------------------------------------
-PLATFORM = """\
-[[nodes]]
-type = "cpu"
-count = 8
-cores = 4
-
-[[partitions]]
-name = "normal"
-nodes = ["cpu"]
-max_time = "2:00:00"
-"""
+#: A platform whose partition refuses jobs asking more than two hours.
+PLATFORM = (ROOT / "tests" / "data" / "limited_platform.toml").read_text()
 ON_A_PLATFORM = """\
 out = "o"
 seeds = 2

@@ -50,7 +50,9 @@ Each run writes its own folder, named by its factor levels and seed; {RUNS_NAME}
 per run (factors, seed, wall time, every summary metric) and {SUMMARY_CSV} one row per
 combination (mean, _sd, _ci95 by Student's t, n). Runs already complete in the folder are not
 run again, so an interrupted sweep resumes. A failed run keeps its traceback in its folder's
-error.txt and is retried once; the exit status is 1 if some run still failed.
+error.txt and is retried once; the exit status is 1 if some run still failed. A plan of more
+than {MAX_RUNS:,} runs (factor levels x seeds) is refused before anything runs, unless
+--max-runs allows it.
 """
 
 #: The metrics the printed table shows, with their ±95 % half-widths.

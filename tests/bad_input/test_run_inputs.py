@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from tests.unit.test_bad_input import error
 
 TRACE = """\
 ; MaxProcs: 8
@@ -84,18 +84,6 @@ CASES = {
         "argument --max-runs: must be a whole number >= 1, got 0",
     ),
 }
-
-
-def error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    """The one line a failing command prints (argparse's usage lines aside); exit status 2."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert code == 2, lines
-    assert len(lines) == 1 or lines[0].startswith("usage:"), lines
-    return lines[-1]
 
 
 @pytest.mark.parametrize(("argv", "files", "message"), CASES.values(), ids=CASES.keys())
