@@ -198,7 +198,9 @@ def jobs_refused(rejected: Mapping[str, int], workload: Mapping[str, Any]) -> di
     (impossible jobs, a QOS's limits) and, in a replay, the trace lines that could not become
     jobs; not a site-level run's submissions after its horizon (its users work on when it
     ends). They add up to the summary's ``jobs_skipped``."""
-    refused = {**rejected, **workload.get("jobs_skipped", {})}  # (a replay's has both)
+    refused = dict(workload.get("jobs_skipped", {}))  # (a replay's: its lines, then the site's)
+    for reason, count in rejected.items():
+        refused.setdefault(reason, count)
     refused.pop(AFTER_HORIZON, None)
     return {reason: count for reason, count in refused.items() if count}
 
