@@ -48,10 +48,16 @@ class ComparePoint:
     b: str
 
 
-def compare_point(point: ComparePoint) -> tuple[list[dict[str, Any]], dict[str, int]] | str:
-    """Both directions at one point: two rows and the jobs its four runs left out, by reason
-    (summed; :func:`~sitesim.report.jobs_refused`), or the error that stopped it (a
-    module-level function, so that it can run in another process)."""
+def compare_point(point: ComparePoint) -> list[dict[str, Any]] | str:
+    """Both directions at one point: two rows, or the error that stopped it (a module-level
+    function, so that it can run in another process)."""
+    done = point_with_refusals(point)
+    return done if isinstance(done, str) else done[0]
+
+
+def point_with_refusals(point: ComparePoint) -> tuple[list[dict[str, Any]], dict[str, int]] | str:
+    """:func:`compare_point`, and the jobs the point's four runs left out, by reason, summed
+    (:func:`~sitesim.report.jobs_refused`)."""
     try:
         sites = {name: run(point.site.replace(scheduler=name)) for name in (point.a, point.b)}
         rows, refused = [], Counter[str]()
@@ -153,7 +159,7 @@ def compare(
     found: dict[int, list[dict[str, Any]]] = {}
     errors = []
     for k, done, lost in execute_all(
-        compare_point, points, executor, workers=workers, address=dask_address
+        point_with_refusals, points, executor, workers=workers, address=dask_address
     ):
         site_k = points[k].site
         where = f"{site_k.users} users, {site_k.days:g} days, seed {site_k.seed}"
