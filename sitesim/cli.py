@@ -4,8 +4,10 @@ Errors are one clear line on stderr and exit status 2; results go to stdout.
 
 Ctrl-C (SIGINT) and SIGTERM interrupt a command the same way: every clean-up on the way out
 runs (staging folders and temporary files removed, pools and clusters stopped), what was
-finished is kept, and the command ends with status 130 (143 for SIGTERM). Run as the program,
-it then ends at once, without freeing the memory of a large run object by object (seconds per
+finished is kept, and the command ends with status 130 (143 for SIGTERM) and the line
+``sitesim: interrupted``, at any moment up to its end: also after its outputs were written
+(they are complete and stay). Run as the program, a command ends at once when it is done or
+interrupted, without freeing the memory of a large run object by object (seconds per
 gigabyte).
 """
 
@@ -18,10 +20,10 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import import_module
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 from sitesim.commands import COMMANDS
 from sitesim.errors import SitesimError
@@ -74,15 +76,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status.
 
     Args:
-        argv: the arguments; None reads ``sys.argv`` and means that this is the program: an
-            interrupted command then ends the process once its clean-ups are done.
+        argv: the arguments; None reads ``sys.argv`` and means that this is the program: it
+            then ends in here, once the command is done or interrupted (:func:`_end`).
     """
-    if argv is None:
+    exit_now = argv is None
+    if exit_now:
         from sitesim import collector
 
         collector.exit_on_interrupt = True
     try:
-        with _signals_interrupt(), warnings.catch_warnings():
+        with _signals_interrupt():
+            try:
+                status = _command(argv)
+            except SystemExit as exit_:  # (argparse: --help, --version, a usage error)
+                if not (exit_now and isinstance(exit_.code, int)):
+                    raise
+                status = exit_.code
+            if exit_now:
+                _end(status)
+            return status
+    except KeyboardInterrupt as err:
+        status = EXIT_INTERRUPTED[signal.SIGTERM if isinstance(err, Interrupted) else signal.SIGINT]
+        del err  # (its traceback holds the run's frames)
+        return _interrupted(status, exit_now=exit_now)
+
+
+def _command(argv: Sequence[str] | None) -> int:
+    """Parse the arguments and run the command; its exit status (an error: one line)."""
+    try:
+        with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             parser = build_parser(argv)
             args = parser.parse_args(argv)
@@ -94,10 +116,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{err.filename}: " if err.filename else ""
         print(f"sitesim: error: {where}{err.strerror or err}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt as err:
-        status = EXIT_INTERRUPTED[signal.SIGTERM if isinstance(err, Interrupted) else signal.SIGINT]
-        del err  # (its traceback holds the run's frames)
-        return _interrupted(status, exit_now=argv is None)
 
 
 def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
@@ -113,10 +131,19 @@ def _interrupted(status: int, *, exit_now: bool) -> int:
         executors.stop_all()
     print("sitesim: interrupted", file=sys.stderr)
     if exit_now:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
+        _end(status)
     return status
+
+
+def _end(status: int) -> NoReturn:
+    """End the program now with ``status``, its output flushed. The interpreter's teardown is
+    skipped: it would free every object one by one (seconds per gigabyte after a large run),
+    and a Ctrl-C in it would end the program unannounced (status -2); nothing is left to run
+    by then (pools and clusters are closed, outputs written), so no atexit function runs."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # (a closed pipe: `sitesim ... | head`)
+            stream.flush()
+    os._exit(status)
 
 
 @contextmanager

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ import numpy as np
 from sitesim.config import SiteConfig
 from sitesim.executors import Executor, execute_all
 from sitesim.metrics import DAY, summarize
-from sitesim.report import result_trace
+from sitesim.report import jobs_refused, result_trace
 from sitesim.runner import run
 from sitesim.site import SiteResult
 from sitesim.trace_replay import replay
@@ -50,15 +51,24 @@ class ComparePoint:
 def compare_point(point: ComparePoint) -> list[dict[str, Any]] | str:
     """Both directions at one point: two rows, or the error that stopped it (a module-level
     function, so that it can run in another process)."""
+    done = point_with_refusals(point)
+    return done if isinstance(done, str) else done[0]
+
+
+def point_with_refusals(point: ComparePoint) -> tuple[list[dict[str, Any]], dict[str, int]] | str:
+    """:func:`compare_point`, and the jobs the point's four runs left out, by reason, summed
+    (:func:`~sitesim.report.jobs_refused`)."""
     try:
         sites = {name: run(point.site.replace(scheduler=name)) for name in (point.a, point.b)}
-        rows = []
+        rows, refused = [], Counter[str]()
         for source, target in ((point.a, point.b), (point.b, point.a)):
             conventional = open_replay(sites[source], target)
             rows.append(
                 _row(point.site, source, target, sites[source], conventional, sites[target])
             )
-        return rows
+            for result in (sites[source], conventional):
+                refused.update(jobs_refused(result.rejected, result.workload))
+        return rows, dict(refused)
     except Exception as err:  # reported by the caller, with the point
         return f"{type(err).__name__}: {err}"
 
@@ -123,6 +133,7 @@ def compare(
     workers: int | None = None,
     dask_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    refused: Callable[[str, dict[str, int]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Prediction errors at every (users, days, seed), both directions: one row each.
 
@@ -133,6 +144,9 @@ def compare(
         seeds: a count n (seeds 1..n) or the seeds.
         executor, workers, dask_address: where the points run (:mod:`sitesim.executors`).
         progress: called with (points done, points in all).
+        refused: called for each point whose runs left jobs out, with the point
+            (``"10 users, 182 days, seed 3"``) and those jobs, by reason, summed over its
+            runs (:func:`~sitesim.report.jobs_refused`).
     """
     seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
     a, b = a.upper(), b.upper()
@@ -144,14 +158,17 @@ def compare(
     ]  # every configuration is built (and checked) before the first run
     found: dict[int, list[dict[str, Any]]] = {}
     errors = []
-    for k, rows, lost in execute_all(
-        compare_point, points, executor, workers=workers, address=dask_address
+    for k, done, lost in execute_all(
+        point_with_refusals, points, executor, workers=workers, address=dask_address
     ):
-        if isinstance(rows, list):
-            found[k] = rows
+        site_k = points[k].site
+        where = f"{site_k.users} users, {site_k.days:g} days, seed {site_k.seed}"
+        if isinstance(done, tuple):
+            found[k] = done[0]
+            if done[1] and refused is not None:
+                refused(where, done[1])
         else:
-            errors.append(f"{points[k].site.users} users, {points[k].site.days:g} days, seed "
-                          f"{points[k].site.seed}: {lost or rows}")  # fmt: skip
+            errors.append(f"{where}: {lost or done}")
         if progress is not None:
             progress(len(found) + len(errors), len(points))
     if errors:

@@ -14,6 +14,7 @@ a run reads are named with their sha256, and a rerun refuses a file that has cha
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Mapping
@@ -198,6 +199,13 @@ class RunConfig:
         if self.platform is None:
             return self
         return dataclasses.replace(self, platform_sha256=read_platform(self.platform)[1])
+
+    def with_seed(self, seed: int) -> Self:
+        """A copy with another root seed, checked; the other settings are not checked again
+        (what the replications of a sweep's run share, built once)."""
+        twin = copy.copy(self)
+        twin._set("seed", _whole("seed", seed, 0))
+        return twin
 
     def _set(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from sitesim.job import JobState
 from sitesim.metrics import competitive_ratio
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.records import format_value, records_csv
-from sitesim.site import SiteResult
+from sitesim.site import AFTER_HORIZON, SiteResult
 from sitesim.swf import COLUMN, SWFTrace, format_swf
 
 #: Files written into an output folder.
@@ -190,6 +190,25 @@ def results_document(result: SiteResult) -> dict[str, Any]:
         **(platform_document(result) if result.platform is not None else {}),
         **({"per_account": _rows(result.per_account)} if result.per_account is not None else {}),
     }
+
+
+def jobs_refused(rejected: Mapping[str, int], workload: Mapping[str, Any]) -> dict[str, int]:
+    """The jobs a run left out, by reason, from its ``rejected`` and ``workload`` (those of a
+    :class:`~sitesim.site.SiteResult` or its results.json): the submissions the site refused
+    (impossible jobs, a QOS's limits) and, in a replay, the trace lines that could not become
+    jobs; not a site-level run's submissions after its horizon (its users work on when it
+    ends). They add up to the summary's ``jobs_skipped``."""
+    refused = dict(workload.get("jobs_skipped", {}))  # (a replay's: its lines, then the site's)
+    for reason, count in rejected.items():
+        refused.setdefault(reason, count)
+    refused.pop(AFTER_HORIZON, None)
+    return {reason: count for reason, count in refused.items() if count}
+
+
+def refused_text(refused: Mapping[str, int]) -> str:
+    """``skipped N impossible jobs (reason count, ...)``: the jobs :func:`jobs_refused` gave."""
+    detail = ", ".join(f"{reason} {count:,}" for reason, count in refused.items())
+    return f"skipped {sum(refused.values()):,} impossible jobs ({detail})"
 
 
 def platform_document(result: SiteResult) -> dict[str, Any]:

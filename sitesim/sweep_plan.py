@@ -12,25 +12,38 @@ not registered, a function no import path names) travels with the run beside it.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sitesim.budget import check_plan
 from sitesim.config import RunConfig, SiteConfig, takes_parameters
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.import_paths import is_import_path, path_of
 from sitesim.models.users import UserModel
+from sitesim.platform import BUILTIN_PLATFORMS
 from sitesim.profile import BUILTIN_PROFILES
 from sitesim.schedulers import REGISTRY, Scheduler, parameters, registered, scheduler_label
 
 #: Settings that name a file: relative paths in a sweep file are relative to its folder.
-FILE_SETTINGS = ("profile", "trace")
+FILE_SETTINGS = ("profile", "trace", "platform")
+#: The names of shipped files each of them takes instead of a path.
+SHIPPED_FILES: dict[str, Collection[str]] = {
+    "profile": BUILTIN_PROFILES,
+    "trace": (),
+    "platform": BUILTIN_PLATFORMS,
+}
 #: The keys of a sweep file.
 FILE_KEYS = ("base", "factors", "seeds", "baseline", "out")
+#: The most runs a sweep plans unless told more (:meth:`SweepPlan.check_size`; ``sitesim sweep
+#: --max-runs``): a bigger plan is more likely a slip (a million seeds for a thousand) than a
+#: study, and planning alone would take minutes.
+MAX_RUNS = 10_000
 #: A user factory: ``factory(uid, profile, procs, seed)`` returns user ``uid``.
 UserFactory = Callable[..., Any]
 
@@ -130,13 +143,14 @@ class SweepPlan:
         return set().union(*(parameters(name) for name in REGISTRY), *takes)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> SweepPlan:
+    def load(cls, path: str | os.PathLike[str], *, max_runs: int = MAX_RUNS) -> SweepPlan:
         """A plan from a TOML sweep file, with the output folder it names (:attr:`out`).
 
         The file has a ``[base]`` table of settings (``mode = "replay"`` for replays), a
         ``[factors]`` table of lists (at least one), ``seeds`` (a count n for seeds 1..n, or a
         list), optionally ``baseline`` (a scheduler name, or false for no competitive ratios)
-        and ``out`` (the output folder). Files named in it are relative to its folder.
+        and ``out`` (the output folder). Files named in it are relative to its folder. A count
+        of seeds that makes more than ``max_runs`` runs is refused before the seeds are listed.
         """
         where = os.fspath(path)
         try:
@@ -172,6 +186,11 @@ class SweepPlan:
         if isinstance(seeds, int) and not isinstance(seeds, bool):
             if seeds < 1:
                 raise ConfigError(f"{where}: seeds must be a count >= 1 or a list, got {seeds}")
+            levels = (len(v) for v in factors.values() if isinstance(v, list))
+            try:
+                _check_size(math.prod(levels), seeds, max_runs)
+            except ConfigError as err:
+                raise ConfigError(f"{where}: {err}") from None
             seeds = list(range(1, seeds + 1))
         if not isinstance(seeds, list):
             raise ConfigError(f"{where}: seeds must be a count >= 1 or a list, got {seeds!r}")
@@ -201,6 +220,7 @@ class SweepPlan:
         for levels in itertools.product(*(self.factors[name] for name in names)):
             combination = dict(zip(names, levels, strict=True))
             changes, labels, scheduler, users = self._settings_of(combination)
+            first: RunConfig | None = None  # (built and checked once; the seeds copy it)
             for seed in self.seeds:
                 name = run_name(labels, seed)
                 if name in runs:
@@ -209,14 +229,35 @@ class SweepPlan:
                     if known.factors != labels or not same:
                         raise ConfigError(f"two runs of the sweep would share the folder {name}")
                     continue
-                try:
-                    config = self.base.replace(**changes, seed=seed)
-                    if users is not None and isinstance(config, SiteConfig):
-                        config.refuse_model_settings(f"the user factory {_function_name(users)}")
-                except ConfigError as err:
-                    raise ConfigError(f"run {name}: {err}") from None
+                if first is None:
+                    try:
+                        config = first = self.base.replace(**changes, seed=seed)
+                        if users is not None and isinstance(config, SiteConfig):
+                            config.refuse_model_settings(
+                                f"the user factory {_function_name(users)}"
+                            )
+                    except ConfigError as err:
+                        raise ConfigError(f"run {name}: {err}") from None
+                else:
+                    config = first.with_seed(seed)
                 runs[name] = PlannedRun(name, labels, seed, config, scheduler, users)
         return list(runs.values())
+
+    @property
+    def size(self) -> int:
+        """The runs of the grid: the product of the factors' numbers of levels, times the
+        seeds, counted without expanding the plan (:meth:`runs` may give fewer: runs that
+        differ only in a factor that does not apply are one)."""
+        return math.prod(len(levels) for levels in self.factors.values()) * len(self.seeds)
+
+    def check_size(self, max_runs: int = MAX_RUNS) -> None:
+        """Refuse a plan of more than ``max_runs`` runs (:attr:`size`), or of more than the
+        memory could plan, before it is expanded.
+
+        Raises:
+            ConfigError: naming the number of runs and the limit.
+        """
+        _check_size(self.size // len(self.seeds), len(self.seeds), max_runs)
 
     def _settings_of(
         self, combination: dict[str, Any]
@@ -250,6 +291,18 @@ class SweepPlan:
                 del changes["model"]
                 return changes, labels, obj, users
         return changes, labels, obj, None
+
+
+def _check_size(combinations: int, seeds: int, max_runs: int) -> None:
+    """Refuse ``combinations`` of factor levels x ``seeds`` runs when more than ``max_runs``,
+    or more than the memory could plan (:func:`sitesim.budget.check_plan`)."""
+    if combinations * seeds > max_runs:
+        raise ConfigError(
+            f"the sweep plans {combinations * seeds:,} runs (factor levels x seeds: "
+            f"{combinations:,} x {seeds:,}), more than the limit of {max_runs:,}; if you mean "
+            "it, raise the limit (sitesim sweep --max-runs N; max_runs=N in Python)"
+        )
+    check_plan(combinations * seeds)
 
 
 def _function_name(function: Any) -> str:
@@ -288,7 +341,7 @@ def _relative_to(settings: dict[str, Any], folder: Path) -> dict[str, Any]:
         value = settings.get(key)
         if (
             isinstance(value, str)
-            and value not in BUILTIN_PROFILES
+            and value not in SHIPPED_FILES[key]
             and not Path(value).is_absolute()
         ):
             settings[key] = os.path.normpath(folder / value)

@@ -30,7 +30,7 @@ from sitesim.executors import Executor, execute_all
 from sitesim.metrics import Summary
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.profile import read_profile
-from sitesim.report import RESULTS_NAME, results_document, write_outputs
+from sitesim.report import RESULTS_NAME, jobs_refused, results_document, write_outputs
 from sitesim.schedulers import Scheduler, registered
 from sitesim.simulation import run_site
 from sitesim.site import SiteResult
@@ -72,11 +72,13 @@ class Task:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a run gave: its flat row, or the error that stopped it."""
+    """What a run gave: its flat row and the jobs it left out, by reason
+    (:func:`~sitesim.report.jobs_refused`), or the error that stopped it."""
 
     name: str
     row: dict[str, Any] | None = None
     error: str | None = None
+    refused: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def counters(stats: dict[str, Any]) -> dict[str, Any]:
@@ -119,7 +121,7 @@ def execute(task: Task) -> Outcome:
                 # (staged, as write_outputs: a run stopped while writing leaves no empty folder)
                 with staged_folder(task.folder, last=RESULTS_NAME) as staging:
                     atomic_write(staging / RESULTS_NAME, to_json(document))
-        return Outcome(task.name, row=row)
+        return Outcome(task.name, row=row, refused=jobs_refused(result.rejected, result.workload))
     except Exception:  # the traceback goes into the run's folder and the report
         return Outcome(task.name, error=traceback.format_exc())
 
@@ -149,22 +151,22 @@ def execute_runs(
     save_jobs: bool,
     retries: int,
     progress: Callable[[int, int], None] | None,
-) -> tuple[dict[str, dict[str, Any]], dict[str, str], int]:
+) -> tuple[dict[str, Outcome], dict[str, str], int]:
     """Run what is not complete in ``folder`` yet, retrying failures ``retries`` times.
 
     Returns:
-        The rows of the complete runs by name, the last error of each run that still failed,
-        and how many runs were found complete.
+        The outcomes of the complete runs by name, the last error of each run that still
+        failed, and how many runs were found complete.
     """
     if executor == "process":
         _check_picklable(runs)
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
         _remove_stale_staging(folder)
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, Outcome] = {}
     for run in runs:
-        if folder is not None and (row := completed(folder / run.name, run)) is not None:
-            rows[run.name] = row
+        if folder is not None and (found := completed(folder / run.name, run)) is not None:
+            rows[run.name] = found
     resumed = len(rows)
     pending = [run for run in runs if run.name not in rows]
     failures: dict[str, str] = {}
@@ -180,7 +182,7 @@ def execute_runs(
         ):
             name = tasks[k].name
             if outcome is not None and outcome.row is not None:
-                rows[name] = outcome.row
+                rows[name] = outcome
                 failures.pop(name, None)
             else:
                 error = lost or (outcome.error if outcome else None) or "unknown error"
@@ -228,28 +230,40 @@ def _check_picklable(runs: list[PlannedRun]) -> None:
 
 
 def with_file_digests(runs: list[PlannedRun]) -> list[PlannedRun]:
-    """Read every profile and trace once, now: a bad file fails before any run starts, and
-    each configuration names the sha256 of the file it reads."""
+    """Read every profile, trace and platform once, now: a bad file fails before any run
+    starts, and each configuration names the sha256 of the files it reads (as the run's
+    results.json will: what a resumed sweep compares). Configurations that differ only in
+    their seed are resolved once."""
     digests: dict[tuple[str, str], str] = {}
-    resolved = []
+    resolved: dict[str, RunConfig] = {}  # by the configuration without its seed
+
+    def digest(kind: str, name: str, read: Callable[[str], str]) -> str:
+        if (kind, name) not in digests:
+            digests[kind, name] = read(name)
+        return digests[kind, name]
+
+    done = []
     for run in runs:
         config = run.config
-        if isinstance(config, SiteConfig) and config.profile_sha256 is None:
-            key = ("profile", config.profile)
-            if key not in digests:
-                digests[key] = read_profile(config.profile)[1]
-            config = config.replace(profile_sha256=digests[key])
-        elif isinstance(config, ReplayConfig) and config.trace_sha256 is None:
-            key = ("trace", config.trace)
-            if key not in digests:
-                digests[key] = read_swf(config.trace).sha256
-            config = config.replace(trace_sha256=digests[key])
-        resolved.append(dataclasses.replace(run, config=config))
-    return resolved
+        key = json.dumps({**config.to_dict(), "seed": None}, sort_keys=True, default=repr)
+        if key not in resolved:
+            changes: dict[str, str] = {}
+            if isinstance(config, SiteConfig) and config.profile_sha256 is None:
+                changes["profile_sha256"] = digest(
+                    "profile", config.profile, lambda name: read_profile(name)[1]
+                )
+            elif isinstance(config, ReplayConfig) and config.trace_sha256 is None:
+                changes["trace_sha256"] = digest(
+                    "trace", config.trace, lambda name: read_swf(name).sha256
+                )
+            config = config.replace(**changes) if changes else config
+            resolved[key] = config.with_platform_sha256()
+        done.append(dataclasses.replace(run, config=resolved[key].with_seed(run.seed)))
+    return done
 
 
-def completed(folder: Path, run: PlannedRun) -> dict[str, Any] | None:
-    """The row of a run whose folder holds its complete results, or None if it must run:
+def completed(folder: Path, run: PlannedRun) -> Outcome | None:
+    """The outcome of a run whose folder holds its complete results, or None if it must run:
     no readable results.json, or a file it lists that is missing or differs (written by an
     interrupted copy, truncated; a results.json of a version that listed no files cannot be
     checked, so its run runs again).
@@ -268,23 +282,29 @@ def completed(folder: Path, run: PlannedRun) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None  # unreadable: run it again
     custom = run.custom
+    differ: list[str] = []  # (the settings that differ, to name them)
     if custom is None:
-        planned = run.config.to_dict()
+        planned = json.loads(to_json(run.config.to_dict()))
         if planned.get("procs") is None and isinstance(stored, dict):  # a replay's machine
             stored = {**stored, "procs": None}  # size is resolved by the run
-        same = stored == json.loads(to_json(planned))
+        same = stored == planned
+        if isinstance(stored, dict):
+            differ = sorted(k for k in stored.keys() | planned if stored.get(k) != planned.get(k))
     else:
         same = stored is None and sweep.get("custom") == json.loads(to_json(custom))
     if not same:
+        which = f" ({', '.join(differ)} differ{'s' if len(differ) == 1 else ''})" if differ else ""
         raise ConfigError(
-            f"{folder} holds the results of another configuration; remove it or give "
+            f"{folder} holds the results of another configuration{which}; remove it or give "
             "another output folder"
         )
     files = document.get("files")
     if not isinstance(files, dict) or not all(_intact(folder, *item) for item in files.items()):
         return None
     stats = counters(document.get("scheduler_stats", {}))
-    return {**run.factors, "seed": run.seed, "wall_s": sweep.get("wall_s"), **summary, **stats}
+    row = {**run.factors, "seed": run.seed, "wall_s": sweep.get("wall_s"), **summary, **stats}
+    refused = jobs_refused(document.get("rejected", {}), document.get("workload", {}))
+    return Outcome(run.name, row=row, refused=refused)
 
 
 def _intact(folder: Path, name: str, facts: Any) -> bool:

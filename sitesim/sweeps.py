@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +37,7 @@ from sitesim.output import atomic_write, check_output_folder
 from sitesim.replications import paired_differences, summarize_runs, with_competitive_ratios
 from sitesim.report import RUNS_NAME, csv_text
 from sitesim.runner import progress_function
-from sitesim.sweep_plan import FILE_SETTINGS, PlannedRun, SweepPlan, run_name
+from sitesim.sweep_plan import FILE_SETTINGS, MAX_RUNS, PlannedRun, SweepPlan, run_name
 from sitesim.sweep_runs import (
     ERROR_NAME,
     Outcome,
@@ -65,6 +65,9 @@ class SweepResult:
         failed: name and error of each run that failed twice.
         resumed: runs found complete in the output folder and not run again.
         out: the output folder (None when the sweep kept everything in memory).
+        refused: by run name, in plan order, the jobs each completed run that left any out
+            left out, by reason (:func:`~sitesim.report.jobs_refused`: impossible jobs, a
+            replay's skipped lines).
     """
 
     runs: list[dict[str, Any]]
@@ -72,6 +75,7 @@ class SweepResult:
     failed: list[tuple[str, str]]
     resumed: int
     out: Path | None
+    refused: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def sweep(
@@ -87,6 +91,7 @@ def sweep(
     save_jobs: bool = True,
     retries: int = 1,
     progress: Callable[[int, int], None] | Literal[False] | None = None,
+    max_runs: int = MAX_RUNS,
 ) -> SweepResult:
     """Run every combination of ``factors`` (levels) once per seed.
 
@@ -108,9 +113,13 @@ def sweep(
         retries: how often a failed run is tried again.
         progress: called with (runs done, runs in all) as runs complete; None or False for
             nothing.
+        max_runs: the most runs the plan may hold (factor levels x seeds; default
+            :data:`~sitesim.sweep_plan.MAX_RUNS`): a bigger plan is refused before it is
+            expanded.
 
     Raises:
-        ConfigError: a bad plan or executor, found before anything runs.
+        ConfigError: a bad plan or executor, or a plan of more than ``max_runs`` runs, found
+            before anything runs.
     """
     report = progress_function(progress, "(runs done, runs in all)")
     if isinstance(base, SweepPlan):
@@ -125,15 +134,17 @@ def sweep(
         plan = SweepPlan(base, levels, tuple(seeds), baseline=baseline)
     if executor not in EXECUTORS:
         raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    plan.check_size(max_runs)
     runs = with_file_digests(plan.runs())
     folder = plan.out if out is None else Path(out)
     if folder is not None:
         check_output_folder(folder)
-    rows, failures, resumed = execute_runs(
+    outcomes, failures, resumed = execute_runs(
         runs, folder, executor=executor, workers=workers, dask_address=dask_address,
         save_jobs=save_jobs, retries=retries, progress=report,
     )  # fmt: skip
-    ordered = [rows[run.name] for run in runs if run.name in rows]
+    done = [outcomes[run.name] for run in runs if run.name in outcomes]
+    ordered = [outcome.row for outcome in done if outcome.row is not None]
     names = list(plan.factors)
     if plan.baseline is not None:
         tuning = [name for name in names if name not in plan.base.settings()]
@@ -145,11 +156,12 @@ def sweep(
         atomic_write(folder / RUNS_NAME, csv_text(ordered))
         atomic_write(folder / SUMMARY_CSV, csv_text(summary))
     failed = [(run.name, failures[run.name]) for run in runs if run.name in failures]
-    return SweepResult(ordered, summary, failed, resumed, folder)
+    refused = {outcome.name: outcome.refused for outcome in done if outcome.refused}
+    return SweepResult(ordered, summary, failed, resumed, folder, refused)
 
 
 __all__ = [
-    "ERROR_NAME", "FILE_SETTINGS", "SUMMARY_CSV", "Outcome", "PlannedRun", "SweepPlan",
+    "ERROR_NAME", "FILE_SETTINGS", "MAX_RUNS", "SUMMARY_CSV", "Outcome", "PlannedRun", "SweepPlan",
     "SweepResult", "Task", "counters", "execute", "paired_differences", "run_name",
     "summarize_runs", "sweep", "with_competitive_ratios",
 ]  # fmt: skip

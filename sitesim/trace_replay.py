@@ -259,7 +259,10 @@ def _replay(
         "trace": trace.name,
         "trace_jobs": len(trace),
         "jobs_replayed": len(workload),
-        "jobs_skipped": {**workload.skipped, **result.rejected},
+        "jobs_skipped": {
+            reason: workload.skipped.get(reason, 0) + result.rejected.get(reason, 0)
+            for reason in {**workload.skipped, **result.rejected}
+        },
         "estimates_filled_with_runtime": workload.estimates_filled,
         "estimates_raised_to_1s": workload.estimates_raised,
         "jobs_out_of_order": len(unsorted),

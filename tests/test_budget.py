@@ -93,7 +93,8 @@ def test_a_sweep_of_a_million_runs_is_refused_before_it_is_planned(tmp_path, cap
     sweep = tmp_path / "s.toml"
     levels = list(range(1, 101))
     sweep.write_text(f"seeds = 1000\n[factors]\nusers = {levels}\nprocs = {levels}\n")
-    err = refused(["sweep", str(sweep), "--out", str(tmp_path / "o")], capsys)
+    out = str(tmp_path / "o")
+    err = refused(["sweep", str(sweep), "--out", out, "--max-runs", "10000000"], capsys)
     assert "the sweep plans 1e+07 runs (factor levels x seeds)" in err
     assert not (tmp_path / "o").exists()
 

@@ -380,6 +380,50 @@ def test_an_interrupted_run_spares_the_full_scan_when_the_program_ends(
         gc.unfreeze()
 
 
+# -- after the outputs are written --------------------------------------------------------------
+#: A program that sends itself SIGINT, as a Ctrl-C would come, at a moment after the command
+#: wrote its outputs: once the command returned (``returned``), or in the interpreter's teardown
+#: (``teardown``: an atexit function, which runs there).
+LATE_SIGINT = """\
+import atexit, os, signal, sys
+from sitesim.cli import main
+from sitesim.commands import run
+
+def ctrl_c():
+    print("ctrl-c", file=sys.stderr)
+    os.kill(os.getpid(), signal.SIGINT)
+
+command = run.run
+if sys.argv[1] == "returned":
+    run.run = lambda args: [command(args), ctrl_c()][0]
+else:
+    atexit.register(ctrl_c)
+del sys.argv[1]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("moment", "status", "stderr"),
+    [("returned", 130, "ctrl-c\nsitesim: interrupted\n"), ("teardown", 0, "")],
+)
+def test_a_ctrl_c_after_the_outputs_are_written(
+    tmp_path: Path, moment: str, status: int, stderr: str
+) -> None:
+    """Before the command's end it is an interrupt like any other (status 130, one line); the
+    program ends then, so no teardown follows where it would end the program unannounced
+    (status -2) or with a traceback. The outputs are complete either way."""
+    done = subprocess.run(
+        [sys.executable, "-c", LATE_SIGINT, moment,
+         "run", "--users", "2", "--days", "3", "--warmup", "0", "--out", "o"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (status, stderr)
+    assert "outputs written to o" in done.stdout
+    assert_nothing_half_written(tmp_path / "o")
+    assert (tmp_path / "o" / "runs.csv").exists()
+
+
 # -- a long conversion -------------------------------------------------------------------------
 @pytest.mark.parametrize("cpu", [0.8, 2.5])
 def test_a_long_conversion_stops_within_two_seconds_and_writes_nothing(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sitesim.activity import THINK_DEFINITIONS
@@ -13,6 +15,7 @@ from sitesim.errors import ConfigError
 from sitesim.executors import available_cores
 from sitesim.models.utility import DECAYS
 from sitesim.output import check_output_folder, clear_output_folder
+from sitesim.report import refused_text
 from sitesim.schedulers import REGISTRY, canonical_name, parameters
 
 
@@ -96,9 +99,14 @@ def scheduler_names(text: str) -> list[str]:
             "e.g. FCFS,EASY"
         )
     try:
-        return [canonical_name(name) for name in names]
+        canonical = [canonical_name(name) for name in names]
     except ConfigError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+    for k, name in enumerate(canonical):  # (the runs would be the same, and share a folder)
+        if name in canonical[:k]:
+            same = "" if names[k] == name else f" ({names[k]!r} is {name})"
+            raise argparse.ArgumentTypeError(f"{name} is given twice in {text!r}{same}")
+    return canonical
 
 
 def scheduler_settings(names: list[str], params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -268,3 +276,26 @@ def progress_report(bar: Callable[[float, str], None], noun: str) -> Callable[[i
         bar(done / total if total else 1.0, note)
 
     return report
+
+
+def warn_refused(
+    refusals: Sequence[tuple[str, Mapping[str, int]]], *, of: int, most: int = 10
+) -> None:
+    """Say on stderr which jobs ``of`` runs left out, by reason
+    (:func:`sitesim.report.jobs_refused`), given ``(label, refused)`` for each run that left
+    any out: one line when every run left out the same (a trace's impossible lines), else one
+    line per run, labeled, or one line of their sums when more than ``most`` runs did."""
+    refusals = [(label, refused) for label, refused in refusals if refused]
+    if not refusals:
+        return
+    if len(refusals) == of and all(refused == refusals[0][1] for _, refused in refusals):
+        lines = [refused_text(refusals[0][1])]
+    elif len(refusals) <= most:
+        lines = [f"{label}: {refused_text(refused)}" for label, refused in refusals]
+    else:
+        total: Counter[str] = Counter()
+        for _, refused in refusals:
+            total.update(refused)
+        lines = [f"{len(refusals)} of {of} runs {refused_text(total)}"]
+    for line in lines:
+        print(f"sitesim: warning: {line}", file=sys.stderr)

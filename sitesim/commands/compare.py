@@ -17,6 +17,7 @@ from sitesim.commands.arguments import (
     progress_report,
     scheduler_names,
     seed_number,
+    warn_refused,
 )
 from sitesim.commands.report import REPORT_NAME, add_report_option, check_report
 from sitesim.compare import METRICS, compare
@@ -127,13 +128,16 @@ def run(args: argparse.Namespace) -> int:
     site = SiteConfig(model=args.model, procs=args.procs, warmup_days=args.warmup, days=max(days))
     check_report(args)
     check_out(args)
+    refused: list[tuple[str, dict[str, int]]] = []
     with ProgressBar("compare") as bar:
         rows = compare(
             site, *args.schedulers, users=users, days=days,
             seeds=range(args.seed, args.seed + args.seeds),
             executor=args.executor, workers=args.workers, dask_address=args.dask,
             progress=progress_report(bar, "points"),
+            refused=lambda point, jobs: refused.append((point, jobs)),
         )  # fmt: skip
+    warn_refused(refused, of=len(users) * len(days) * args.seeds)
     factors = ["direction", "users", "days"]
     measured = [
         key for key in rows[0] if key not in (*factors, "trace_of", "replayed_under", "seed")

@@ -23,6 +23,7 @@ from sitesim.commands.arguments import (
     scheduler_options,
     seed_number,
     unit_interval,
+    warn_refused,
 )
 from sitesim.commands.report import add_report_option, check_report, write_reports
 from sitesim.config import ReplayConfig
@@ -38,6 +39,7 @@ from sitesim.report import (
     csv_text,
     details_report,
     flat_row,
+    jobs_refused,
     replay_row,
     table,
     utility_row,
@@ -53,7 +55,7 @@ examples:
   sitesim replay ../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz --scheduler EASY
   sitesim replay TRACE.swf --scheduler FCFS,EASY,CONSERVATIVE --load 0.9 --out runs/sp2
   sitesim replay TRACE.swf --scheduler CREASY --alpha 3000 --estimates exact
-  sitesim replay ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz --jobs 5000:10000 \
+  sitesim replay ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz --jobs 5000:10000 \\
       --utility lee-snavely --scheduler EASY,CONSERVATIVE,PRIORITY,GA
 
 Each scheduler gives one row: utilization, throughput (jobs submitted per hour), mean wait and
@@ -226,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
         if not results:
             _report_workload(result, trace, load_set=args.load is not None)
         results.append(result)
+    refused = [(r.label, jobs_refused(r.rejected, r.workload)) for r in results]
+    warn_refused(refused, of=len(results))
     if any(r.summary.utility_jobs for r in results):
         reference = next((r for r in results if r.label == "EASY"), None)
         if reference is None:  # competitive ratios are against EASY on the same workload
@@ -268,13 +272,6 @@ def _moved(result: SiteResult) -> str:
 
 def _report_workload(result: SiteResult, trace: SWFTrace, *, load_set: bool) -> None:
     facts = result.workload
-    skipped = facts["jobs_skipped"]
-    if skipped:
-        detail = ", ".join(f"{reason} {count:,}" for reason, count in skipped.items())
-        print(
-            f"sitesim: warning: skipped {sum(skipped.values()):,} impossible jobs ({detail})",
-            file=sys.stderr,
-        )
     if facts["jobs_out_of_order"]:
         print(
             f"sitesim: warning: {facts['jobs_out_of_order']:,} job lines are submitted before a "

@@ -20,6 +20,7 @@ from sitesim.commands.arguments import (
     positive_int,
     scheduler_options,
     seed_number,
+    warn_refused,
 )
 from sitesim.commands.report import add_report_option, check_report, write_reports
 from sitesim.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
@@ -39,6 +40,7 @@ from sitesim.report import (
     csv_text,
     details_report,
     flat_row,
+    jobs_refused,
     run_row,
     table,
     utility_row,
@@ -288,6 +290,9 @@ def run(args: argparse.Namespace) -> int:
     check_report(args)
     check_out(args)  # (with --force, the folder is emptied now: after every check)
     results = _run_all(configs, args.out, args.utility)
+    refused = [(f"{c.users} users, {r.label}", jobs_refused(r.rejected, r.workload))
+               for c, r in zip(configs, results, strict=True)]  # fmt: skip
+    warn_refused(refused, of=len(results))
     print(table(RUN_COLUMNS, [run_row(r) for r in results]))
     for result in results:
         if (details := details_report(result)) is not None:

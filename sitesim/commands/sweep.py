@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
-from sitesim.budget import check_plan, check_sweep
+from sitesim.budget import check_sweep
 from sitesim.commands import COMMANDS
-from sitesim.commands.arguments import add_executor_options, progress_report
+from sitesim.commands.arguments import (
+    add_executor_options,
+    positive_int,
+    progress_report,
+    warn_refused,
+)
 from sitesim.commands.report import add_report_option, check_report, write_reports
 from sitesim.errors import ConfigError
 from sitesim.executors import available_cores
 from sitesim.output import check_output_folder
 from sitesim.progress import ProgressBar
 from sitesim.report import RESULTS_NAME, RUNS_NAME, table
-from sitesim.sweeps import SUMMARY_CSV, SweepPlan, sweep
+from sitesim.sweeps import MAX_RUNS, SUMMARY_CSV, SweepPlan, sweep
 
 EPILOG = f"""\
 example sweep file (sweep.toml):
@@ -46,7 +50,9 @@ Each run writes its own folder, named by its factor levels and seed; {RUNS_NAME}
 per run (factors, seed, wall time, every summary metric) and {SUMMARY_CSV} one row per
 combination (mean, _sd, _ci95 by Student's t, n). Runs already complete in the folder are not
 run again, so an interrupted sweep resumes. A failed run keeps its traceback in its folder's
-error.txt and is retried once; the exit status is 1 if some run still failed.
+error.txt and is retried once; the exit status is 1 if some run still failed. A plan of more
+than {MAX_RUNS:,} runs (factor levels x seeds) is refused before anything runs, unless
+--max-runs allows it.
 """
 
 #: The metrics the printed table shows, with their ±95 % half-widths.
@@ -78,18 +84,23 @@ def add_parser(commands: Any) -> None:
         help="write only each run's results.json (no SWF, jobs.csv, users.csv)",
     )
     p.add_argument("--dry-run", action="store_true", help="list the runs, run nothing")
+    p.add_argument(
+        "--max-runs",
+        type=positive_int,
+        default=MAX_RUNS,
+        metavar="N",
+        help=f"refuse a plan of more than N runs, factor levels x seeds (default {MAX_RUNS:,})",
+    )
     add_report_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    plan = SweepPlan.load(args.sweep_file)
-    check_plan(math.prod(len(levels) for levels in plan.factors.values()) * len(plan.seeds))
+    plan = SweepPlan.load(args.sweep_file, max_runs=args.max_runs)
+    plan.check_size(args.max_runs)
     runs = plan.runs()
     if args.dry_run:
-        for planned in runs:
-            print(planned.name)
-        print(f"{len(runs)} runs")
+        print("\n".join([*(planned.name for planned in runs), f"{len(runs)} runs"]))
         return 0
     out = args.out or plan.out
     if out is None:
@@ -112,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
             dask_address=args.dask,
             save_jobs=not args.results_only,
             progress=progress_report(bar, "runs"),
+            max_runs=args.max_runs,
         )
+    warn_refused(list(result.refused.items()), of=len(result.runs))
     factors = list(plan.factors)
     rows = [
         [*(row.get(f) for f in factors), row["n"], *(_pm(row, key) for key, _ in SHOWN)]

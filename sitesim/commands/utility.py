@@ -26,7 +26,7 @@ examples:
   sitesim utility augment ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz -o blue-utility.swf
   sitesim utility augment TRACE.swf --deadline-factor 3 --decay step --seed 2 -o out.swf.gz
   sitesim utility augment TRACE.swf --generator mix -o robust.swf
-  sitesim utility augment ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz --jobs 5000:10000 \
+  sitesim utility augment ../shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz --jobs 5000:10000 \\
       -o blue-5k.swf      # Lee & Snavely's excerpt: job lines 5,000 to 9,999 (0-based)
 
 Each job's utility function is appended to its line after field 18 as "t0 v0 t1 v1 ..."
