@@ -219,7 +219,8 @@ def _replay(
     workload = TraceWorkload.from_swf(trace, size, estimates=config.estimates, strict=config.strict)
     unsorted = trace.out_of_order()
     if config.strict and len(unsorted):
-        row = int(unsorted[0])
+        row = trace.first_descent()
+        assert row is not None  # (out of order: some line is earlier than the one before it)
         raise InvalidJobError(
             f"{trace.location(row)}: job {int(trace.column('job')[row])} is submitted before "
             "a job on an earlier line (the trace is not in submit order; without --strict "
