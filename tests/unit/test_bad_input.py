@@ -300,6 +300,14 @@ def test_a_trace_out_of_submit_order_is_counted(tmp_path, capsys):
     assert results["workload"]["jobs_out_of_order"] == 2
 
 
+def test_one_misplaced_line_is_one_line_out_of_order(tmp_path, capsys):
+    jobs = ["100000 0 100 2 1", *(f"{t} 0 10 1 1" for t in range(1, 124))]
+    assert main(["replay", str(swf(tmp_path, jobs)), "--out", str(tmp_path / "o")]) == 0
+    assert "warning: 1 job line is out of submit order" in capsys.readouterr().err
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert results["workload"]["jobs_out_of_order"] == 1
+
+
 def test_strict_refuses_a_trace_out_of_submit_order_at_its_line(tmp_path, capsys):
     trace = swf(tmp_path, ["100 0 100 2 1", "100 0 100 2 1", "10 0 50 2 1"], name="u.swf")
     message = error(capsys, ["replay", str(trace), "--strict"])

@@ -98,3 +98,11 @@ def test_several_daily_logs_make_one_trace(tmp_path):
     day2.write_text(E.format("Exit_status=1").replace("qtime=1000", "qtime=900") + "\n")
     c = read_pbs([str(day1), str(day2)])
     assert field(c, "submit") == [0, 100] and field(c, "status") == [0, 1]
+
+
+def test_a_job_that_starts_before_it_was_queued_is_kept_with_wait_0():
+    c = read_pbs([str(LOG)])  # job 106 starts 1,000 s before its qtime
+    assert field(c, "wait")[-1] == 0 and field(c, "runtime")[-1] == 2800
+    assert "1 job started before it was queued (by up to 1,000 s: clock skew): kept" in (
+        " ".join(c.notes)
+    )
