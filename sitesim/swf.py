@@ -153,6 +153,19 @@ class SWFTrace:
         down = np.flatnonzero(times[1:] < times[:-1])
         return int(known[down[0] + 1]) if len(down) else None
 
+    def check(self) -> None:
+        """Refuse a value the format refuses (:func:`first_bad_value`), naming its line: for
+        a trace made in memory (:func:`read_swf` checks what it reads).
+
+        Raises:
+            SWFFormatError: the first such value, with its line, field and the allowed range.
+        """
+        found = first_bad_value(self.data)
+        if found is not None:
+            row, k, problem = found
+            value = float(self.data[row, k])
+            raise SWFFormatError(f"{self.location(row)}: {_field_name(k)}: '{value:g}' {problem}")
+
     def line_of(self, row: int) -> int:
         """The 1-based line number of job ``row`` in the file (for messages)."""
         return _line_number(_decode(self.name, _read_bytes(self.name)), self.first_row + row)

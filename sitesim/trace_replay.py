@@ -72,6 +72,8 @@ def replay(
     settings, custom = scheduler_settings(scheduler, scheduler_params, "replay")
     if not isinstance(trace, SWFTrace):
         trace = read_swf(trace)
+    else:
+        trace.check()  # (made in memory, perhaps)
     name = trace.name or "(an SWF trace in memory)"
     # A configuration validates every setting, even of a run it cannot fully describe.
     config = ReplayConfig(

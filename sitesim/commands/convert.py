@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitesim.commands import COMMANDS
 from sitesim.errors import SitesimError
 from sitesim.formats.choose import DESCRIBE, READ, WRITE, by_extension
+
+if TYPE_CHECKING:
+    from sitesim.formats.lines import Skipped
 
 EPILOG = """\
 formats (--from, --to; otherwise told by the file names):
@@ -35,7 +38,9 @@ examples:
 
 Lines that cannot become jobs (still running, job steps, other record types) are counted by
 reason, the first two of each quoted with their line numbers. A malformed line stops the
-conversion: one line naming the file, the line and the field, exit status 2, nothing written.
+conversion: one line naming the file, the line and the field, exit status 2, nothing written;
+so does a conversion that gives no job (an empty file, every line skipped). A sacct log of
+several clusters needs --cluster. OUTPUT's folder must exist; an input is never replaced.
 Users and accounts are numbered (1, 2, ... by first submission); their names are written only
 to the --mapping file, when it is asked for. docs/reference/formats.md has every field.
 """
@@ -116,21 +121,21 @@ def run(args: argparse.Namespace) -> int:
     converted = _read(source, args)
     skipped, trace, written = converted.skipped, converted.trace, len(converted.trace)
     # everything that can fail is done before the first file is written
-    platform = None
-    if args.platform_out is not None:
-        platform = _platform_text(converted.platform, args.inputs[0])
-    workload = None
+    workload, dropped = None, None
     if target == "batsim":
         from sitesim.formats.batsim import batsim_workload
 
         workload, dropped = batsim_workload(trace)
         written -= dropped.total
-        if source == "swf":
-            skipped = dropped
-        elif dropped.total:
-            print(f"not carried into the Batsim workload: {dropped.summary()[len('skipped ') :]}")
     if not written:
-        raise SitesimError(_no_job(args.inputs, skipped if source == "swf" else converted.skipped))
+        raise SitesimError(_no_job(args.inputs, skipped, dropped))
+    platform = None
+    if args.platform_out is not None:
+        platform = _platform_text(converted.platform, args.inputs[0])
+    if dropped is not None and source == "swf":
+        skipped = dropped
+    elif dropped is not None and dropped.total:
+        print(f"not carried into the Batsim workload: {_reasons(dropped)}")
     if workload is not None:
         files: list[tuple[Path, str | bytes]] = [(args.output, workload)]
     elif target == "swf":
@@ -241,19 +246,28 @@ def _same(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
 
 
-def _no_job(inputs: list[Path], skipped: Any) -> str:
-    """The error for a conversion that gives no job: empty input, or every line skipped."""
+def _no_job(inputs: list[Path], skipped: Skipped, dropped: Skipped | None) -> str:
+    """The error for a conversion that gives no job: empty input, every line skipped, or
+    every job left out of a Batsim workload."""
     from sitesim.formats.choose import read_text
 
     names = ", ".join(str(p) for p in inputs)
     one = len(inputs) == 1
-    if skipped.total:
-        why = skipped.summary()
+    reasons = [skipped.summary()] if skipped.total else []
+    if dropped is not None and dropped.total:
+        reasons.append(f"not carried into the Batsim workload: {_reasons(dropped)}")
+    if reasons:
+        why = "; ".join(reasons)
     elif all(not read_text(p, limit=_BLANK).strip() and _size(p) < _BLANK for p in inputs):
         why = "the file is empty" if one else "the files are empty"
     else:
         why = "the file holds no job" if one else "the files hold no job"
     return f"{names}: no job to convert: {why}"
+
+
+def _reasons(skipped: Skipped | None) -> str:
+    """``unknown runtime 3, unknown size 1``: the counts of :meth:`Skipped.summary`."""
+    return "" if skipped is None else skipped.summary().partition(": ")[2]
 
 
 #: Bytes read to tell an empty file (white space only) from a file without jobs.

@@ -19,6 +19,12 @@ What becomes of each line (the reference page, docs/reference/formats.md, has th
   repeated header line are skipped, counted by reason;
 - a job that never started (cancelled while pending) is kept, as SWF keeps it: wait, runtime
   and processors -1, status 5;
+- a job that starts before its submit time (clock skew) is kept: wait 0, runtime as logged,
+  counted in a note;
+- a line with more fields than the header (a ``|`` inside a job name: ``--parsable2`` cannot
+  quote it) is mended when the header has one free-text field (:data:`FREE_TEXT`), else
+  skipped and counted; a line with fewer is an error;
+- the jobs of several clusters (the field ``Cluster``) are refused unless one is chosen;
 - each task of a job array is a job (``123_4``); a range still pending or cancelled as one
   line (``123_[5-9%2]``) becomes one job a task;
 - the components of a heterogeneous job (``123+0``, ``123+1``) start together: they become one

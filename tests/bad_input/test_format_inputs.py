@@ -69,12 +69,16 @@ CASES = [
      "w.json: no job to convert: the file holds no job"),
     ("no-job-swf", {"t.swf": swf()}, ["convert", "{d}/t.swf", "-o", "{d}/out/x.json"],
      "t.swf: no job to convert: the file holds no job"),
+    ("no-job-for-batsim", {"log.sacct": f"{HEADER}\n1|u|2024-01-01T00:00:00|Unknown|"
+                                        "2024-01-01T00:01:10|1|CANCELLED\n"},
+     ["convert", "{d}/log.sacct", "-o", "{d}/out/x.json"],
+     "log.sacct: no job to convert: not carried into the Batsim workload: unknown runtime 1"),
     ("every-line-skipped-pbs", {"log.pbs": "04/02/2024 08:00:00;Q;101.head;queue=batch\n"},
      ["convert", "{d}/log.pbs", "-o", "{d}/out/x.swf"],
      "log.pbs: no job to convert: skipped 1 line: record type Q (only E records end a job) 1"),
     ("no-runtime-swf-to-batsim", {"t.swf": swf(("0", "-1", "1"))},
      ["convert", "{d}/t.swf", "-o", "{d}/out/x.json"],
-     "t.swf: no job to convert: skipped 1 line: unknown runtime 1"),
+     "t.swf: no job to convert: not carried into the Batsim workload: unknown runtime 1"),
     # -- Batsim: nb_res, which Batsim requires
     ("batsim-without-nb_res", {"w.json": workload("one", nb_res=None)},
      ["convert", "{d}/w.json", "-o", "{d}/out/x.swf"],

@@ -184,3 +184,13 @@ def test_the_largest_values_of_the_archive_traces_are_read(tmp_path):
     # CEA-Curie's requested time of 2^31 - 1 s; a Unix time as a submit time
     line = "1 1712044800 5 100 4 12.5 -1 4 2147483647 -1 1 1 1 -1 0 -1 -1 -1"
     assert read_swf(write(tmp_path, line + "\n")).column("req_time")[0] == 2**31 - 1
+
+
+def test_a_trace_made_in_memory_is_checked_before_a_replay():
+    from sitesim.swf import SWFTrace
+    from sitesim.trace_replay import replay
+
+    data = np.full((2, 18), -1.0)
+    data[:, 0], data[:, 1], data[:, 3], data[:, 4] = [1, 2], [0, 1e300], 100, 2
+    with pytest.raises(SWFFormatError, match=r"^mem: job line 2: field 2 \(submit\): '1e\+300' is"):
+        replay(SWFTrace("mem", ["; MaxProcs: 4"], data), "FCFS")
