@@ -107,6 +107,7 @@ NOT_ENDED = {
 }
 STEP = "a job step (give sacct --allocations)"
 TOO_MANY = "more fields than the header names"
+NO_END = "no | at the end of the line (the header has one: sacct --parsable)"
 #: Fields of free text, which may hold a ``|`` (sacct --parsable2 cannot quote it). A line
 #: with more fields than the header names is mended when the header has one of them.
 FREE_TEXT = (
@@ -312,15 +313,16 @@ class _Log:
         """
         parts = line.split("|")
         want = len(self.fields)
-        if trailing and parts[-1] == "":
+        ends = not trailing or parts[-1] == ""  # (--parsable: a "|" ends every line)
+        if trailing and ends:
             parts.pop()
-        elif trailing:
-            return None, TOO_MANY  # (no trailing "|")
         if len(parts) < want:
             raise format_error(
                 name, number, self.fields[len(parts)],
                 f"line truncated: {len(parts)} fields, the header names {want}",
             )  # fmt: skip
+        if not ends:
+            return None, NO_END
         free = [j for j, f in enumerate(self.fields) if f in FREE_TEXT]
         if len(free) > 1:
             named = " or ".join(self.fields[j] for j in free)

@@ -282,3 +282,14 @@ def test_an_empty_file_or_a_header_alone_gives_no_job(tmp_path, lines):
     path.write_text("".join(f"{line}\n" for line in lines))
     c = read_sacct([str(path)])
     assert len(c.trace) == 0 and c.skipped.total == 0
+
+
+def test_a_parsable_line_without_its_trailing_bar_is_skipped_unless_truncated(tmp_path):
+    lines = [f"1|u|a|p|q|{TIMES}|1|1|1|COMPLETED|", f"2|u|a|p|q|{TIMES}|1|1|1|COMPLETED"]
+    c = read_sacct([str(write(tmp_path, HEADER + "|", *lines))])
+    assert len(c.trace) == 1
+    assert c.skipped.as_dict() == {
+        "no | at the end of the line (the header has one: sacct --parsable)": 1
+    }
+    with pytest.raises(FormatError, match=r":3: field Timelimit: line truncated: 8 fields"):
+        read_sacct([str(write(tmp_path, HEADER + "|", lines[0], f"2|u|a|p|q|{TIMES}"))])
