@@ -141,8 +141,9 @@ class SWFTrace:
         times = submit[known]
         if not (times[1:] < times[:-1]).any():
             return np.empty(0, dtype=np.intp)
-        kept = _longest_nondecreasing(times.tolist())
-        return np.setdiff1d(known, known[kept])
+        moved = np.ones(len(known), dtype=bool)
+        moved[_longest_nondecreasing(times.tolist())] = False
+        return known[moved]
 
     def first_descent(self) -> int | None:
         """The first row submitted earlier than the job line before it (unknown submit times
@@ -204,12 +205,13 @@ def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
 
 def _longest_nondecreasing(values: list[float]) -> np.ndarray:
     """The positions of a longest non-decreasing subsequence of ``values`` (patience sorting,
-    O(n log n)); of the longest, the one that keeps the earliest lines."""
+    O(n log n))."""
     tails: list[float] = []  # the least last value of a run of each length
     ends: list[int] = []  # the position of that value
-    before = np.full(len(values), -1, dtype=np.intp)
+    before = [-1] * len(values)  # the position before each in its run
+    find = bisect.bisect_right
     for k, value in enumerate(values):
-        length = bisect.bisect_right(tails, value)
+        length = find(tails, value)
         if length:
             before[k] = ends[length - 1]
         if length == len(tails):
@@ -217,12 +219,12 @@ def _longest_nondecreasing(values: list[float]) -> np.ndarray:
             ends.append(k)
         else:
             tails[length], ends[length] = value, k
-    chain = np.empty(len(tails), dtype=np.intp)
+    chain = [0] * len(tails)
     k = ends[-1] if ends else -1
     for at in range(len(tails) - 1, -1, -1):
         chain[at] = k
-        k = int(before[k])
-    return chain
+        k = before[k]
+    return np.array(chain, dtype=np.intp)
 
 
 def unknown_and_negative(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
