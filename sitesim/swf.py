@@ -10,10 +10,12 @@ Every malformed line is an error naming ``file:line`` and the field.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gzip
 import hashlib
 import io
+import math
 import os
 import re
 import warnings
@@ -39,6 +41,18 @@ INTEGER_FIELDS = (
     "job", "procs", "req_procs", "status", "user", "group", "executable", "queue",
     "partition", "preceding",
 )  # fmt: skip
+
+#: Fields that hold seconds.
+TIME_FIELDS = ("submit", "wait", "runtime", "cpu", "req_time", "think")
+#: The largest time (in magnitude) a job line may hold: 10**10 s, about 317 years (a Unix time
+#: is about 1.7e9 s; the largest in the archive traces, a "no limit" requested time of
+#: CEA-Curie, 2.1e9 s).
+MAX_SECONDS = 10**10
+#: The largest value (in magnitude) of any other field: 2**53, the last of the whole numbers
+#: a float64 holds exactly.
+MAX_VALUE = 2**53
+#: SWF's "unknown".
+UNKNOWN = -1.0
 
 _HEADER_LINE = re.compile(r"^[ \t]*;.*$", re.MULTILINE)
 _HEADER_KEY = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
@@ -118,12 +132,40 @@ class SWFTrace:
         )
 
     def out_of_order(self) -> np.ndarray:
-        """The rows whose submit time is earlier than that of a job on an earlier line (the
-        file is not in submit order there); unknown submit times (-1) are left out."""
+        """The rows out of submit order: the fewest lines that would have to move to sort the
+        file by submit time (the lines outside a longest run of lines, not necessarily
+        adjacent, whose submit times never decrease). One misplaced line is one row, whether
+        it came too early or too late. Unknown submit times (-1) are left out."""
         submit = self.column("submit")
-        known = submit >= 0
-        latest = np.maximum.accumulate(np.where(known, submit, -np.inf)) if len(submit) else submit
-        return np.flatnonzero(known & (submit < latest))
+        known = np.flatnonzero(submit >= 0)
+        times = submit[known]
+        if not (times[1:] < times[:-1]).any():
+            return np.empty(0, dtype=np.intp)
+        moved = np.ones(len(known), dtype=bool)
+        moved[_longest_nondecreasing(times.tolist())] = False
+        return known[moved]
+
+    def first_descent(self) -> int | None:
+        """The first row submitted earlier than the job line before it (unknown submit times
+        left out), or None if the file is in submit order."""
+        submit = self.column("submit")
+        known = np.flatnonzero(submit >= 0)
+        times = submit[known]
+        down = np.flatnonzero(times[1:] < times[:-1])
+        return int(known[down[0] + 1]) if len(down) else None
+
+    def check(self) -> None:
+        """Refuse a value the format refuses (:func:`first_bad_value`), naming its line: for
+        a trace made in memory (:func:`read_swf` checks what it reads).
+
+        Raises:
+            SWFFormatError: the first such value, with its line, field and the allowed range.
+        """
+        found = first_bad_value(self.data)
+        if found is not None:
+            row, k, problem = found
+            value = float(self.data[row, k])
+            raise SWFFormatError(f"{self.location(row)}: {_field_name(k)}: '{value:g}' {problem}")
 
     def line_of(self, row: int) -> int:
         """The 1-based line number of job ``row`` in the file (for messages)."""
@@ -159,6 +201,37 @@ def read_swf(path: str | os.PathLike[str]) -> SWFTrace:
     _validate(name, content, data)
     sha256 = hashlib.sha256(raw).hexdigest()
     return SWFTrace(name=name, header=header, data=data, tails=tails, sha256=sha256)
+
+
+def _longest_nondecreasing(values: list[float]) -> np.ndarray:
+    """The positions of a longest non-decreasing subsequence of ``values`` (patience sorting,
+    O(n log n))."""
+    tails: list[float] = []  # the least last value of a run of each length
+    ends: list[int] = []  # the position of that value
+    before = [-1] * len(values)  # the position before each in its run
+    find = bisect.bisect_right
+    for k, value in enumerate(values):
+        length = find(tails, value)
+        if length:
+            before[k] = ends[length - 1]
+        if length == len(tails):
+            tails.append(value)
+            ends.append(k)
+        else:
+            tails[length], ends[length] = value, k
+    chain = [0] * len(tails)
+    k = ends[-1] if ends else -1
+    for at in range(len(tails) - 1, -1, -1):
+        chain[at] = k
+        k = before[k]
+    return np.array(chain, dtype=np.intp)
+
+
+def unknown_and_negative(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of ``values`` are SWF's unknown (-1), and which are negative otherwise (invalid:
+    no count or time is negative)."""
+    unknown = values == UNKNOWN
+    return unknown, (values < 0) & ~unknown
 
 
 def read_swf_cached(path: str | os.PathLike[str]) -> SWFTrace:
@@ -275,18 +348,50 @@ def _number(name: str, number: int, k: int, token: str) -> float:
 
 
 def _validate(name: str, content: bytes, data: np.ndarray) -> None:
-    """Finite everywhere; integers where the format wants integers."""
+    """The first value :func:`first_bad_value` finds, as an error naming its line."""
+    found = first_bad_value(data)
+    if found is None:
+        return
+    row, k, problem = found
+    line = _line_number(content.decode("utf-8", errors="replace"), row)
+    raise SWFFormatError(f"{name}:{line}: {_field_name(k)}: '{data[row, k]:g}' {problem}")
+
+
+def first_bad_value(data: np.ndarray) -> tuple[int, int, str] | None:
+    """The first value of ``data`` (jobs × 18) the format refuses, as (row, column, what is
+    wrong), or None: every value finite; integers where the format wants integers; none of
+    an absurd size (times within ±:data:`MAX_SECONDS`, other values within
+    ±:data:`MAX_VALUE`)."""
     bad = ~np.isfinite(data)
+    with np.errstate(invalid="ignore"):  # (NaN and infinities are already bad)
+        bad |= np.abs(data) > _LIMITS
     for field_name in INTEGER_FIELDS:
         col = data[:, COLUMN[field_name]]
         bad[:, COLUMN[field_name]] |= np.isfinite(col) & (col != np.floor(col))
     if not bad.any():
-        return
+        return None
     row, k = (int(i) for i in np.argwhere(bad)[0])
     value = float(data[row, k])
-    problem = "is not finite" if not np.isfinite(value) else "is not an integer"
-    line = _line_number(content.decode("utf-8", errors="replace"), row)
-    raise SWFFormatError(f"{name}:{line}: {_field_name(k)}: '{value:g}' {problem}")
+    return row, k, range_problem(FIELDS[k], value) or "is not an integer"
+
+
+#: The largest magnitude of each field.
+_LIMITS = np.array(
+    [MAX_SECONDS if name in TIME_FIELDS else MAX_VALUE for name in FIELDS], dtype=np.float64
+)
+
+
+def range_problem(field_name: str, value: float) -> str | None:
+    """What is wrong with ``value`` in SWF field ``field_name`` if it is not finite or of an
+    absurd size (``is out of range: times lie within ...``); None if nothing is."""
+    if not math.isfinite(value):
+        return "is not finite"
+    if field_name in TIME_FIELDS and abs(value) > MAX_SECONDS:
+        years = MAX_SECONDS // (365 * 86_400)
+        return f"is out of range: times lie within ±{MAX_SECONDS:,} s (about {years} years)"
+    if abs(value) > MAX_VALUE:
+        return f"is out of range: values lie within ±{MAX_VALUE:,} (2**53)"
+    return None
 
 
 # -- writing ---------------------------------------------------------------------------------

@@ -72,6 +72,8 @@ def replay(
     settings, custom = scheduler_settings(scheduler, scheduler_params, "replay")
     if not isinstance(trace, SWFTrace):
         trace = read_swf(trace)
+    else:
+        trace.check()  # (made in memory, perhaps)
     name = trace.name or "(an SWF trace in memory)"
     # A configuration validates every setting, even of a run it cannot fully describe.
     config = ReplayConfig(
@@ -219,7 +221,8 @@ def _replay(
     workload = TraceWorkload.from_swf(trace, size, estimates=config.estimates, strict=config.strict)
     unsorted = trace.out_of_order()
     if config.strict and len(unsorted):
-        row = int(unsorted[0])
+        row = trace.first_descent()
+        assert row is not None  # (out of order: some line is earlier than the one before it)
         raise InvalidJobError(
             f"{trace.location(row)}: job {int(trace.column('job')[row])} is submitted before "
             "a job on an earlier line (the trace is not in submit order; without --strict "

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitesim.commands import COMMANDS
 from sitesim.errors import SitesimError
 from sitesim.formats.choose import DESCRIBE, READ, WRITE, by_extension
+
+if TYPE_CHECKING:
+    from sitesim.formats.lines import Skipped
 
 EPILOG = """\
 formats (--from, --to; otherwise told by the file names):
@@ -35,7 +38,9 @@ examples:
 
 Lines that cannot become jobs (still running, job steps, other record types) are counted by
 reason, the first two of each quoted with their line numbers. A malformed line stops the
-conversion: one line naming the file, the line and the field, exit status 2, nothing written.
+conversion: one line naming the file, the line and the field, exit status 2, nothing written;
+so does a conversion that gives no job (an empty file, every line skipped). A sacct log of
+several clusters needs --cluster. OUTPUT's folder must exist; an input is never replaced.
 Users and accounts are numbered (1, 2, ... by first submission); their names are written only
 to the --mapping file, when it is asked for. docs/reference/formats.md has every field.
 """
@@ -73,6 +78,11 @@ def add_parser(commands: Any) -> None:
         "became eligible to start (after holds, dependencies, begin times)",
     )  # fmt: skip
     p.add_argument(
+        "--cluster", metavar="NAME",
+        help="sacct: keep the jobs of this cluster (needs the field Cluster); a log of several "
+        "clusters (sacct --clusters) must name one",
+    )  # fmt: skip
+    p.add_argument(
         "--mapping", type=Path, metavar="FILE",
         help="also write the names behind the numbers (users, accounts or groups, queues, "
         "partitions) as JSON; it names people: keep it private",
@@ -95,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
             f"{args.output}: cannot tell the output format from the name; give --to "
             f"({', '.join(WRITE)})"
         )
+    outputs = [o for o in (args.output, args.mapping, args.platform_out) if o is not None]
+    folder = _folder_out(source, target)
+    _check_not_inputs(outputs, args.inputs, folder=folder)
     _check_pair(source, target, args)
-    outputs = [args.output, args.mapping, args.platform_out]
-    _check_outputs([o for o in outputs if o is not None], args.force, folder=_folder_out(
-        source, target))  # fmt: skip
+    _check_outputs(outputs, args.force, folder=folder)
     if target == "parquet":
         from sitesim.formats.tables import pyarrow
 
@@ -110,19 +121,21 @@ def run(args: argparse.Namespace) -> int:
     converted = _read(source, args)
     skipped, trace, written = converted.skipped, converted.trace, len(converted.trace)
     # everything that can fail is done before the first file is written
-    platform = None
-    if args.platform_out is not None:
-        platform = _platform_text(converted.platform, args.inputs[0])
-    workload = None
+    workload, dropped = None, None
     if target == "batsim":
         from sitesim.formats.batsim import batsim_workload
 
         workload, dropped = batsim_workload(trace)
         written -= dropped.total
-        if source == "swf":
-            skipped = dropped
-        elif dropped.total:
-            print(f"not carried into the Batsim workload: {dropped.summary()[len('skipped ') :]}")
+    if not written:
+        raise SitesimError(_no_job(args.inputs, skipped, dropped))
+    platform = None
+    if args.platform_out is not None:
+        platform = _platform_text(converted.platform, args.inputs[0])
+    if dropped is not None and source == "swf":
+        skipped = dropped
+    elif dropped is not None and dropped.total:
+        print(f"not carried into the Batsim workload: {_reasons(dropped)}")
     if workload is not None:
         files: list[tuple[Path, str | bytes]] = [(args.output, workload)]
     elif target == "swf":
@@ -178,6 +191,8 @@ def _check_pair(source: str, target: str, args: argparse.Namespace) -> None:
         raise SitesimError(f"{source}: give one input (several are read only for sacct and pbs)")
     if args.platform_out is not None and source != "sacct":
         raise SitesimError("--platform-out: only sacct output shows partitions")
+    if args.cluster is not None and source != "sacct":
+        raise SitesimError("--cluster: only sacct output names clusters")
     if args.mapping is not None and source not in ("sacct", "pbs"):
         raise SitesimError("--mapping: only sacct and pbs logs hold names")
     if source == "run" and not args.inputs[0].is_dir():
@@ -188,12 +203,32 @@ def _folder_out(source: str, target: str) -> bool:
     return source == "run" and target == "parquet"
 
 
+def _check_not_inputs(paths: list[Path], inputs: list[Path], *, folder: bool) -> None:
+    """Fail if an output is an input (even with --force), or an output folder holds one (it
+    would be emptied)."""
+    for k, path in enumerate(paths):
+        for given in inputs:
+            if _same(path, given):
+                raise SitesimError(
+                    f"{path}: is the input {given}; write the output elsewhere (--force never "
+                    "replaces an input)"
+                )
+            if k == 0 and folder and path.resolve() in given.resolve().parents:
+                raise SitesimError(f"{path}: holds the input {given}; write the output elsewhere")
+
+
 def _check_outputs(paths: list[Path], force: bool, *, folder: bool) -> None:
-    """Fail before reading anything if an output cannot be written or would replace a file
-    without --force."""
+    """Fail before reading anything if an output cannot be written: its folder does not
+    exist (it is not created), it is given twice, or it would replace a file without
+    --force."""
     from sitesim.output import check_output_file, check_output_folder
 
     for k, path in enumerate(paths):
+        if not path.parent.is_dir():
+            problem = "is not a folder" if path.parent.exists() else "does not exist"
+            raise SitesimError(f"{path.parent}: the folder {problem} (for {path.name})")
+        if any(_same(path, other) for other in paths[:k]):
+            raise SitesimError(f"{path}: given as two outputs; give each its own name")
         if k == 0 and folder:
             check_output_folder(path, new=not force, remedy="choose another folder, or give "
                                 "--force")  # fmt: skip
@@ -203,13 +238,59 @@ def _check_outputs(paths: list[Path], force: bool, *, folder: bool) -> None:
             raise SitesimError(f"{path}: exists; give --force to replace it")
 
 
+def _same(a: Path, b: Path) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (or folder), links followed."""
+    try:
+        return a.samefile(b)
+    except OSError:  # (one does not exist)
+        return a.resolve() == b.resolve()
+
+
+def _no_job(inputs: list[Path], skipped: Skipped, dropped: Skipped | None) -> str:
+    """The error for a conversion that gives no job: empty input, every line skipped, or
+    every job left out of a Batsim workload."""
+    from sitesim.formats.choose import read_text
+
+    names = ", ".join(str(p) for p in inputs)
+    one = len(inputs) == 1
+    reasons = [skipped.summary()] if skipped.total else []
+    if dropped is not None and dropped.total:
+        reasons.append(f"not carried into the Batsim workload: {_reasons(dropped)}")
+    if reasons:
+        why = "; ".join(reasons)
+    elif all(not read_text(p, limit=_BLANK).strip() and _size(p) < _BLANK for p in inputs):
+        why = "the file is empty" if one else "the files are empty"
+    else:
+        why = "the file holds no job" if one else "the files hold no job"
+    return f"{names}: no job to convert: {why}"
+
+
+def _reasons(skipped: Skipped | None) -> str:
+    """``unknown runtime 3, unknown size 1``: the counts of :meth:`Skipped.summary`."""
+    return "" if skipped is None else skipped.summary().partition(": ")[2]
+
+
+#: Bytes read to tell an empty file (white space only) from a file without jobs.
+_BLANK = 1 << 16
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def _read(source: str, args: argparse.Namespace) -> Any:
     from sitesim.formats.converted import Converted
 
     if source == "sacct":
         from sitesim.formats.sacct import read_sacct
 
-        return read_sacct(args.inputs, timezone=args.timezone, submit_time=args.submit_time)
+        return read_sacct(
+            args.inputs, timezone=args.timezone, submit_time=args.submit_time,
+            cluster=args.cluster,
+        )  # fmt: skip
     if source == "pbs":
         from sitesim.formats.pbs import read_pbs
 

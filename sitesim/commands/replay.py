@@ -65,8 +65,9 @@ and the makespan (days). With --out, each run writes simulated.swf (all 18 field
 schedulers, into one sub-folder each, and runs.csv holds one row per run with every summary
 metric. `sitesim rerun DIR/results.json` repeats a run.
 
-Lines the machine cannot run (unknown runtime or size, more processors than the machine) are
-skipped and counted in lenient mode (the default), or stop the run with --strict.
+Lines the machine cannot run (unknown or negative runtime, unknown size, more processors than
+the machine) are skipped and counted in lenient mode (the default), or stop the run with
+--strict.
 
 When the trace records dependencies (SWF field 17: the job a job waited for, as in the traces
 of site-level runs), two more columns give the fractions of jobs submitted before the job they
@@ -272,10 +273,11 @@ def _moved(result: SiteResult) -> str:
 
 def _report_workload(result: SiteResult, trace: SWFTrace, *, load_set: bool) -> None:
     facts = result.workload
-    if facts["jobs_out_of_order"]:
+    if unsorted := facts["jobs_out_of_order"]:
+        lines = f"{unsorted:,} job line is" if unsorted == 1 else f"{unsorted:,} job lines are"
         print(
-            f"sitesim: warning: {facts['jobs_out_of_order']:,} job lines are submitted before a "
-            "job on an earlier line (not in submit order): replayed in submit order",
+            f"sitesim: warning: {lines} out of submit order (the fewest lines that would have "
+            "to move to sort the file): replayed in submit order",
             file=sys.stderr,
         )
     load = facts["offered_load"]

@@ -282,3 +282,9 @@ def test_processors_of_a_real_replay_never_exceed_the_machine():
     assert len(ran) == len(result.records)
     highest = max(int(text.split()[-1].split("-")[-1]) for text in allocated)
     assert highest < result.procs
+
+
+def test_a_negative_runtime_is_not_an_unknown_one(tmp_path):
+    _, skipped = round_trip(trace_of([[1, 0, 5, 60, 4], [2, 0, 5, -1, 4], [3, 0, 5, -500, 4]]),
+                            tmp_path)  # fmt: skip
+    assert skipped.as_dict() == {"unknown runtime": 1, "negative runtime": 1}  # type: ignore[attr-defined]
