@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from simpy.events import Event
 
+from sitesim.engine.job import MIN_ESTIMATE, Job
 from sitesim.errors import ConfigError, InvalidJobError, require
-from sitesim.job import MIN_ESTIMATE, Job
-from sitesim.placement import Request
-from sitesim.swf import SWFTrace, unknown_and_negative
+from sitesim.platform.placement import Request
+from sitesim.workload.swf import SWFTrace, unknown_and_negative
 
 from .utility import UtilityFunction
 
 if TYPE_CHECKING:
-    from sitesim.site import Site
+    from sitesim.engine.site import Site
 
 Estimates = Literal["trace", "exact"]
 

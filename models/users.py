@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from simpy.events import Event
 
+from sitesim.engine.job import Job
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.profile import WorkloadProfile
+from sitesim.workload.profile import WorkloadProfile
 
 from .cycles import ActivityCycle, CycleShares
 from .dynamics import PCONT_A, PCONT_B, SessionDynamics, check_pcont
@@ -41,7 +41,7 @@ from .utility import LeeSnavely
 from .workpool import EstimateModel, Workpool
 
 if TYPE_CHECKING:
-    from sitesim.site import Site, User
+    from sitesim.engine.site import Site, User
 
 ProcessGenerator = Generator[Event, Any, Any]
 UserKind = Literal["static", "complete", "synthetic"]

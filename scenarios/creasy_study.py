@@ -13,8 +13,8 @@ or profile-ratio estimates. A sensitivity analysis, not a calibration: every lev
 Part 4: part 1's alpha study again in the one regime where part 3 finds an effect (runtimes
 x 1/20), at the user counts where EASY's utilization is about 0.6 and 0.9, with the two
 feedback loops apart at alpha 6000 (session aborts off). Part 5, the thesis regime: CREASY
-against EASY on the shipped profile "thesis" (sitesim.thesis_regime), calibrated only on the
-thesis' EASY baseline (--calibrate refits it; the comparison never does), 50-250 users, alpha
+against EASY on the shipped profile "thesis" (sitesim.workload.thesis_regime), calibrated only on
+the thesis' EASY baseline (--calibrate refits it; the comparison never does), 50-250 users, alpha
 up to 12000, 10 seeds, with the specification's and with scheduled session starts, and with
 aborts off. 5 seeds (10 in part 5), 95 % intervals by Student's t (experiments.md §4;
 docs/results/creasy.md).
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.report import table
-from sitesim.runner import run
-from sitesim.scenario import pm
-from sitesim.sweeps import paired_differences, summarize_runs, sweep
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import SiteConfig
+from sitesim.runs.runner import run
+from sitesim.sweeps.sweep import paired_differences, summarize_runs, sweep
 
 ALPHAS = [0, 1500, 3000, 4500, 6000]
 SHOWN = ("throughput_per_h", "utilization", "jobs_per_session", "response_mean_min",
@@ -72,7 +72,7 @@ SHORT_JOBS = 0.05
 #: The thesis' baseline observables (chapter 5, EASY): (users, metric, value). The calibration
 #: fits break_scale to the throughput at 50 users and the batch-width cap to the session lengths
 #: at 50 and 250 users; the mean work of a job follows from utilization / throughput at 50 users
-#: (sitesim.thesis_regime.long_scale_for); the rest are checks, reported as residuals.
+#: (sitesim.workload.thesis_regime.long_scale_for); the rest are checks, reported as residuals.
 THESIS_BASELINE = [
     (50, "utilization", 0.35), (50, "throughput_per_h", 28.0), (50, "response_mean_min", 12.2),
     (50, "slowdown_mean", 7.0), (50, "jobs_per_session", 2.69),
@@ -273,9 +273,9 @@ def fit_breaks(task: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
     """For one session-start mechanism and batch-width cap: the break scale that gives EASY
     the thesis' throughput at 50 users (bisection on log scale, mean over the calibration
     seeds), and the baseline observables there (a worker's task)."""
-    from sitesim.profile import default_profile
-    from sitesim.simulation import simulate
-    from sitesim.thesis_regime import ThesisRegime, long_scale_for
+    from sitesim.runs.simulate import simulate
+    from sitesim.workload.profile import default_profile
+    from sitesim.workload.thesis_regime import ThesisRegime, long_scale_for
 
     starts, width, grid, quick = task
     base = default_profile()
@@ -334,8 +334,8 @@ def thesis_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str,
     end sessions) at alpha = LOOPS_ALPHA (scenario.LOOPS)."""
     import tempfile
 
-    from sitesim.profile import default_profile
-    from sitesim.thesis_regime import FITTED
+    from sitesim.workload.profile import default_profile
+    from sitesim.workload.thesis_regime import FITTED
 
     base = SiteConfig(days=grid["days"], warmup_days=1 if args.quick else 7,
                       scheduler="CREASY")  # fmt: skip
@@ -473,8 +473,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.update({"part4_runs.csv": part4["runs"], "part4_relative.csv": part4["relative"]})
         figures["part4.png"] = lambda path: alpha_figure(part4, path, "users")
     if args.part in ("5", "all") and args.calibrate:
-        from sitesim.profile import default_profile
-        from sitesim.thesis_regime import ThesisRegime
+        from sitesim.workload.profile import default_profile
+        from sitesim.workload.thesis_regime import ThesisRegime
 
         fit = thesis_calibration(PART5_QUICK if args.quick else PART5, args)
         print("\n== Part 5, calibration (EASY, the thesis' baseline):")
@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
 # -- figures -----------------------------------------------------------------------------------
 def alpha_figure(study, path, x):  # type: ignore[no-untyped-def]
     """Absolute throughput and session length per alpha, and both relative to EASY."""
-    from sitesim.figures import grid, lines_with_ci, save
+    from sitesim.results.figures import grid, lines_with_ci, save
 
     fig, axes = grid(4, width=4.6, height=3.5, cols=2)
     panels = (
@@ -528,7 +528,7 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
     """CREASY's gain over EASY per setting and load, with 95 % intervals."""
     import matplotlib.pyplot as plt
 
-    from sitesim.figures import save
+    from sitesim.results.figures import save
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.5 * len(study["gains"]) + 1.5),
                              layout="constrained", sharey=True)  # fmt: skip
@@ -553,7 +553,7 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
 def thesis_figure(study, path):  # type: ignore[no-untyped-def]
     """Part 5: CREASY's gain in throughput and session length per alpha and user count, for
     each session-start mechanism, with both loops and with session aborts off."""
-    from sitesim.figures import grid, lines_with_ci, save
+    from sitesim.results.figures import grid, lines_with_ci, save
 
     fig, axes = grid(4, width=4.6, height=3.5, cols=2)
     for row, starts in enumerate(STARTS):

@@ -37,15 +37,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.config import ReplayConfig, RunConfig, SiteConfig
-from sitesim.metrics import slowdowns, window_jobs
-from sitesim.report import table
-from sitesim.runner import run
-from sitesim.scenario import pm
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.engine.metrics import slowdowns, window_jobs
+from sitesim.results.report import table
+from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
+from sitesim.runs.replay import run_replay
+from sitesim.runs.runner import run
 from sitesim.schedulers.planning import METRICS, POLICIES, DynP, decide
-from sitesim.sweeps import counters, paired_differences, summarize_runs
-from sitesim.trace_replay import run_replay
+from sitesim.sweeps.sweep import counters, paired_differences, summarize_runs
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 #: The traces of part 1 (short name: file), and the job lines of those replayed in part only.
@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
 # -- figures -------------------------------------------------------------------------------------
 def sldwa_figure(rows, path):  # type: ignore[no-untyped-def]
     """Per trace: SLDwA of every variant relative to the best basic policy."""
-    from sitesim.figures import grid, save
+    from sitesim.results.figures import grid, save
 
     traces = list(dict.fromkeys(r["trace"] for r in rows))
     fig, axes = grid(len(traces), width=5.2, height=5.0, cols=2)
@@ -497,7 +497,7 @@ def sldwa_figure(rows, path):  # type: ignore[no-untyped-def]
 
 def switching_figure(rows, path):  # type: ignore[no-untyped-def]
     """Per trace: the share of jobs each dynP variant started under FCFS, SJF and LJF."""
-    from sitesim.figures import grid, save
+    from sitesim.results.figures import grid, save
 
     traces = list(dict.fromkeys(r["trace"] for r in rows))
     fig, axes = grid(len(traces), width=5.2, height=4.4, cols=2)
@@ -519,7 +519,7 @@ def switching_figure(rows, path):  # type: ignore[no-untyped-def]
 
 def site_figure(relative, path):  # type: ignore[no-untyped-def]
     """Site-level runs: each variant against PLAN FCFS, paired by seed, with 95 % intervals."""
-    from sitesim.figures import bars_with_ci, grid, save
+    from sitesim.results.figures import bars_with_ci, grid, save
 
     fig, axes = grid(4, width=5.0, height=3.8, cols=2)
     titles = ("SLDwA", "utilization", "throughput", "jobs per session")

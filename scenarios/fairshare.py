@@ -34,16 +34,16 @@ from typing import Any
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.account_metrics import per_account
-from sitesim.associations import Associations
-from sitesim.config import ReplayConfig, SiteConfig
-from sitesim.metrics import DAY
-from sitesim.replications import paired_differences, summarize_runs
-from sitesim.report import result_trace, table
-from sitesim.runner import run
-from sitesim.site import SiteResult
-from sitesim.trace_replay import run_replay
+from sitesim.cli import scenario
+from sitesim.engine.metrics import DAY
+from sitesim.engine.site import SiteResult
+from sitesim.results.report import result_trace, table
+from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.runs.replay import run_replay
+from sitesim.runs.runner import run
+from sitesim.slurm.accounts import per_account
+from sitesim.slurm.associations import Associations
+from sitesim.sweeps.replications import paired_differences, summarize_runs
 
 PROCS = 128
 #: The fairshare weights; the age weight of every configuration.
@@ -208,7 +208,7 @@ def figure(change: list[dict[str, Any]], path: Path) -> Path:
     intervals."""
     import matplotlib.pyplot as plt
 
-    from sitesim.figures import save
+    from sitesim.results.figures import save
 
     panels = (("jobs_per_hour", "jobs an hour"), ("wait_mean_min", "mean wait"))
     colors = dict(zip(HALF_LIVES, ("tab:green", "tab:blue", "tab:purple"), strict=True))

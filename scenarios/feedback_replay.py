@@ -22,12 +22,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import ReplayConfig
-from sitesim.report import table, write_outputs
-from sitesim.simulation import simulate
-from sitesim.swf import read_swf
-from sitesim.trace_replay import run_replay
+from sitesim.cli import scenario
+from sitesim.results.report import table, write_outputs
+from sitesim.runs.config import ReplayConfig
+from sitesim.runs.replay import run_replay
+from sitesim.runs.simulate import simulate
+from sitesim.workload.swf import read_swf
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 NAMES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "CTC-SP2-1996-3.1-cln.swf.gz",
@@ -103,7 +103,7 @@ def figure(rows, path):  # type: ignore[no-untyped-def]
     """Per trace: mean wait and throughput, open against feedback, per scheduler."""
     import numpy as np
 
-    from sitesim.figures import grid, save
+    from sitesim.results.figures import grid, save
 
     traces = list(dict.fromkeys(row["trace"] for row in rows))
     fig, axes = grid(2 * len(traces), width=4.6, height=3.4, cols=2)

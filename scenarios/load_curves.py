@@ -14,13 +14,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.replications import paired_differences
-from sitesim.report import result_trace, table
-from sitesim.runner import run
-from sitesim.sweeps import summarize_runs, sweep
-from sitesim.trace_replay import replay
+from sitesim.cli import scenario
+from sitesim.results.report import result_trace, table
+from sitesim.runs.config import SiteConfig
+from sitesim.runs.replay import replay
+from sitesim.runs.runner import run
+from sitesim.sweeps.replications import paired_differences
+from sitesim.sweeps.sweep import summarize_runs, sweep
 
 SCHEDULERS = ("FCFS", "EASY")
 FULL = {
@@ -106,7 +106,7 @@ TITLES = {
 
 def figure(summary, metric, path):  # type: ignore[no-untyped-def]
     """One metric against offered load (closed and open), and against users (closed)."""
-    from sitesim.figures import grid, lines_with_ci, log_scale, save
+    from sitesim.results.figures import grid, lines_with_ci, log_scale, save
 
     fig, (by_load, by_users) = grid(2, width=5.4, height=4.0)
     for model, style in (("closed", "-"), ("open", "--")):

@@ -25,11 +25,11 @@ import math
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.report import table
-from sitesim.scenario import pm
-from sitesim.sweeps import paired_differences, summarize_runs, sweep
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import SiteConfig
+from sitesim.sweeps.sweep import paired_differences, summarize_runs, sweep
 
 MINUTES_PER_DAY = 1440.0
 PROCS = 128
@@ -154,7 +154,7 @@ PANELS = (("response_mean_min", "S̄: mean response (min)", True),
 
 def figure(summary, configuration, path):  # type: ignore[no-untyped-def]
     """S̄, Ū, maximum wait and utilization against offered load, a line per policy."""
-    from sitesim.figures import grid, lines_with_ci, log_scale, save
+    from sitesim.results.figures import grid, lines_with_ci, log_scale, save
 
     rows = [row for row in summary if row["synthetic_config"] == configuration]
     fig, axes = grid(len(PANELS), width=4.6, height=3.4, cols=2)

@@ -29,11 +29,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import ReplayConfig
-from sitesim.report import table
-from sitesim.scenario import pm
-from sitesim.sweeps import summarize_runs, with_competitive_ratios
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import ReplayConfig
+from sitesim.sweeps.sweep import summarize_runs, with_competitive_ratios
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 CHOICES = ("SDSC-BLUE-2000-4.2-cln.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz")
@@ -131,7 +131,7 @@ def print_tables(summary: list[dict[str, Any]]) -> None:
 
 def figure(summary, path):  # type: ignore[no-untyped-def]
     """Competitive ratio against EASY per setting and scheduler, with 95 % intervals."""
-    from sitesim.figures import bars_with_ci, grid, save
+    from sitesim.results.figures import bars_with_ci, grid, save
 
     fig, (ax,) = grid(1, width=10, height=4.2)
     rows = [row for row in summary if row["scheduler"] != "EASY"]

@@ -23,11 +23,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.report import table
-from sitesim.scenario import pm
-from sitesim.sweeps import sweep
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import SiteConfig
+from sitesim.sweeps.sweep import sweep
 
 SCHEDULERS = ["EASY", "CONSERVATIVE", "PRIORITY", "GA", "PRIO", "FIRSTPRICE"]
 FULL = {"users": [20, 40], "days": 91.0, "warmup_days": 7.0}
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 def figure(summary, path):  # type: ignore[no-untyped-def]
     """Aggregate utility against throughput, a point per scheduler with both intervals; a panel
     per user count and cancellation."""
-    from sitesim.figures import grid, save
+    from sitesim.results.figures import grid, save
 
     panels = list(dict.fromkeys((row["users"], row["cancel_expired"]) for row in summary))
     fig, axes = grid(len(panels), width=4.6, height=3.8, cols=2)

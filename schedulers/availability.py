@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from sitesim.machine import Running
+from sitesim.engine.machine import Running
 
 
 class AvailabilityProfile:

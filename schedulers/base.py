@@ -16,9 +16,9 @@ from operator import is_
 from pathlib import PurePath
 from typing import Any, ClassVar
 
-from sitesim.job import Job
-from sitesim.machine import Running
-from sitesim.platform import Platform
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
+from sitesim.platform.description import Platform
 
 
 class Scheduler(ABC):
@@ -39,7 +39,7 @@ class Scheduler(ABC):
     skip_idle_passes: ClassVar[bool] = False
     #: Set by the site it serves: a scheduler keeps state, so it serves one run only.
     _served: bool = False
-    #: How it runs on a platform of nodes (:mod:`sitesim.node_pass`): ``list``, ``greedy``,
+    #: How it runs on a platform of nodes (:mod:`sitesim.platform.passes`): ``list``, ``greedy``,
     #: ``easy``, ``conservative`` or ``plan``; None: only on processors (``--procs``).
     platform_mode: ClassVar[str | None] = None
     #: True if :meth:`platform_order` reads the platform as one pool of cores (``free`` and

@@ -15,8 +15,8 @@ import math
 from bisect import insort
 from typing import Any
 
-from sitesim.job import Job
-from sitesim.machine import Running
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
 
 from .availability import AvailabilityProfile
 from .base import Scheduler

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
 
 from .queue_order import EASY, ArrivalColumns, backfill_screened, reserve
 

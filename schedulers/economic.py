@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from sitesim.engine.job import MIN_ESTIMATE, Job
+from sitesim.engine.machine import Running
 from sitesim.errors import require
-from sitesim.job import MIN_ESTIMATE, Job
-from sitesim.machine import Running
 
 from .queue_order import EASY
 

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
 from sitesim.models.utility import UtilityColumns, UtilityFunction
 
 from .base import shadow_time

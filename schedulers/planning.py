@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
 
 from .availability import AvailabilityProfile
 from .base import Scheduler

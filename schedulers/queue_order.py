@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from sitesim.job import Job
-from sitesim.machine import Running
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
 
 from .base import Scheduler, shadow_time
 

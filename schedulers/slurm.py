@@ -3,7 +3,7 @@
 Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
 
 1. **The main scheduler**: pending jobs in priority order (multifactor priority, then submit
-   time, then job id: :mod:`sitesim.multifactor`), at most ``default_queue_depth`` of them;
+   time, then job id: :mod:`sitesim.slurm.multifactor`), at most ``default_queue_depth`` of them;
    each starts if it fits now; the first that does not fit blocks its partition (the jobs of
    that partition behind it wait with reason ``Priority``). A job held by a QOS limit is
    passed over with its reason (``QOSMaxJobsPerUserLimit``, ``QOSGrpCpuLimit``, ...).
@@ -41,13 +41,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from sitesim.associations import Associations
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
 from sitesim.errors import ConfigError
-from sitesim.job import Job
-from sitesim.machine import Running
-from sitesim.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
-from sitesim.platform import Platform
-from sitesim.qos import DEFAULT_QOS, QOS, reason
+from sitesim.platform.description import Platform
+from sitesim.slurm.associations import Associations
+from sitesim.slurm.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
+from sitesim.slurm.qos import DEFAULT_QOS, QOS, reason
 
 from .availability import AvailabilityProfile
 from .base import Scheduler
@@ -72,7 +72,8 @@ DECISION_DTYPE = np.dtype(
 
 class Resources(Protocol):
     """What a pass plans on: the processors (:class:`ProcResources`) or a platform's nodes
-    (``sitesim.node_pass``). An ``alloc`` is whatever the resources use for what a job holds."""
+    (``sitesim.platform.passes``). An ``alloc`` is whatever the resources use for what a job
+    holds."""
 
     #: Per partition, its group: the partitions sharing nodes with it, directly or through
     #: others (what is planned in another group never touches its resources).
@@ -210,7 +211,7 @@ class SLURM(Scheduler):
     Args:
         conf: a ``slurm.conf`` to take the Priority* keys, SchedulerParameters and the
             partitions' PriorityJobFactor from (settings given here win).
-        assoc: the association tree: a TOML file (:mod:`sitesim.associations`) or the output
+        assoc: the association tree: a TOML file (:mod:`sitesim.slurm.associations`) or the output
             of ``sacctmgr show assoc --parsable2``. Default: every user its own account.
         mapping: the mapping file of ``sitesim convert --mapping`` that numbered the trace's
             users: the ``assoc`` listing's user names are read through it.
@@ -272,7 +273,7 @@ class SLURM(Scheduler):
         self._unlisted: set[int] = set()
         self.qos: dict[str, QOS] = {DEFAULT_QOS: QOS(DEFAULT_QOS)}
         if qos is not None:
-            from sitesim.slurm_conf import read_sacctmgr_qos
+            from sitesim.slurm.conf import read_sacctmgr_qos
 
             table = read_sacctmgr_qos(qos)
             self.qos = {DEFAULT_QOS: QOS(DEFAULT_QOS), **table.qos}
@@ -283,7 +284,7 @@ class SLURM(Scheduler):
         self._use_fairshare = s.PriorityWeightFairshare > 0
         self.fairshare: Any = None
         if self._use_fairshare:
-            from sitesim.fairshare import Fairshare
+            from sitesim.slurm.fairshare import Fairshare
 
             self.fairshare = Fairshare(
                 self.associations,
@@ -339,7 +340,7 @@ class SLURM(Scheduler):
     def _read_conf(self, conf: str) -> dict[str, Any]:
         """The scheduling settings of a slurm.conf (sched/builtin: no backfill;
         priority/basic: no weights, first in first out)."""
-        from sitesim.slurm_conf import read_slurm_conf
+        from sitesim.slurm.conf import read_slurm_conf
 
         found = read_slurm_conf(conf)
         self.partition_factors = dict(found.partition_factors)
@@ -369,7 +370,7 @@ class SLURM(Scheduler):
         if toml:
             return Associations.load(assoc)
         from sitesim.formats.names import UserNumbers
-        from sitesim.slurm_conf import read_sacctmgr_assoc
+        from sitesim.slurm.conf import read_sacctmgr_assoc
 
         numbers = UserNumbers.load(mapping) if mapping is not None else None
         table = read_sacctmgr_assoc(assoc, numbers)

@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sitesim.engine.job import Job
+from sitesim.engine.machine import Running
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
-from sitesim.mixture import GaussianMixture, fit_mixture
+from sitesim.workload.mixture import GaussianMixture, fit_mixture
 
 from .base import Scheduler
 from .queue_order import PriorityFIFO

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from sitesim.engine.site import Site, SiteResult
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers.base import Scheduler
-from sitesim.site import Site, SiteResult
 
 # Hypothesis budgets: the default keeps the test run short; HYPOTHESIS_PROFILE=thorough digs.
 settings.register_profile("default", max_examples=60, deadline=None)

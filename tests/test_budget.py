@@ -1,5 +1,5 @@
 """Runs that cannot fit in memory are refused before anything runs, with the setting that
-would fit; those that need much of it are warned of (sitesim.budget)."""
+would fit; those that need much of it are warned of (sitesim.runs.budget)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from sitesim import budget
-from sitesim.budget import (
+from sitesim.cli.main import main
+from sitesim.errors import ConfigError
+from sitesim.runs import budget
+from sitesim.runs.budget import (
     SITE_JOB_BYTES,
     USER_BYTES,
     Estimate,
     parse_size,
     site_estimate,
 )
-from sitesim.cli import main
-from sitesim.config import SiteConfig
-from sitesim.errors import ConfigError
+from sitesim.runs.config import SiteConfig
 
 
 @pytest.fixture(autouse=True)
@@ -155,7 +155,7 @@ def test_the_library_refuses_an_absurd_run_too_and_prints_nothing(capsys):
 
 # -- outages (issue 32) ------------------------------------------------------------------------
 def test_the_outage_estimate_counts_what_is_drawn():
-    from sitesim.downtime import Downtime, Window
+    from sitesim.platform.downtime import Downtime, Window
 
     weekly = Window(3600.0, 4 * 3600.0, 7 * 86_400.0, tuple(range(50)))
     downtime = Downtime((weekly,), mtbf=86_400.0, mttr=3600.0, failure_nodes=tuple(range(20)))
@@ -171,7 +171,7 @@ def test_the_outage_estimate_counts_what_is_drawn():
 
 
 def test_a_storm_of_failures_is_refused_before_anything_runs(tmp_path):
-    from sitesim.platform import Platform
+    from sitesim.platform.description import Platform
 
     platform = Platform.from_dict(
         {
@@ -197,7 +197,7 @@ def test_a_storm_of_failures_is_refused_before_anything_runs(tmp_path):
 
 
 def test_windows_on_many_nodes_that_cannot_fit_in_memory_are_refused():
-    from sitesim.platform import Platform
+    from sitesim.platform.description import Platform
 
     platform = Platform.from_dict(
         {

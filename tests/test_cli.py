@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from sitesim.cli.main import main
 
 LINE = "{n} {t} -1 {r} {p} -1 -1 {p} {e} -1 1 1 1 -1 0 -1 -1 -1"
 
@@ -157,7 +157,7 @@ def test_analyze_refuses_a_trace_without_waits(tmp_path, capsys):
 
 
 def test_profile_writes_a_loadable_profile(tmp_path, capsys):
-    from sitesim.profile import WorkloadProfile
+    from sitesim.workload.profile import WorkloadProfile
 
     out = tmp_path / "p.json"
     assert main(["profile", str(user_trace(tmp_path)), "-o", str(out), "--threshold", "30"]) == 0
@@ -347,7 +347,7 @@ def test_utility_augment_then_replay_with_utility_schedulers(tmp_path, capsys):
     again = tmp_path / "u2.swf"
     assert main(["utility", "augment", str(trace), "-o", str(again), "--seed", "3"]) == 0
     assert out.read_bytes() == again.read_bytes()  # deterministic for a seed
-    from sitesim.swf import read_swf
+    from sitesim.workload.swf import read_swf
 
     augmented = read_swf(out)
     assert len(augmented.tails) == 60
@@ -422,7 +422,7 @@ def test_a_site_level_run_says_which_jobs_it_refused_by_reason(tmp_path, capsys)
 
 
 def test_the_jobs_runs_left_out_are_one_line_when_the_same_else_a_line_a_run(capsys):
-    from sitesim.commands.arguments import warn_refused
+    from sitesim.cli.commands.arguments import warn_refused
 
     trace = {"unknown runtime": 5, "larger than the machine": 1}
     warn_refused([("EASY", trace), ("FCFS", trace)], of=2)  # (the same trace's lines)
@@ -442,8 +442,8 @@ def test_the_jobs_runs_left_out_are_one_line_when_the_same_else_a_line_a_run(cap
 
 
 def test_compare_hands_over_the_jobs_its_runs_left_out(tmp_path):
-    from sitesim.compare import compare
-    from sitesim.config import SiteConfig
+    from sitesim.runs.compare import compare
+    from sitesim.runs.config import SiteConfig
 
     (tmp_path / "site.toml").write_text(LIMITED_PLATFORM)
     site = SiteConfig(platform=str(tmp_path / "site.toml"), estimates="ratio", days=7,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
-from sitesim.swf import read_swf
+from sitesim.cli.main import main
+from sitesim.workload.swf import read_swf
 
 DATA = Path(__file__).resolve().parent / "data" / "formats"
 GOOD = "9|u|a|p|q|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:10|1|1|1|COMPLETED"

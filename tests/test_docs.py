@@ -159,7 +159,7 @@ def run_command(command: str, tmp_path: Path) -> dict[str, str]:
                 str(tmp_path / flag.strip("-")),
             )
     if args[0] == "sitesim":
-        from sitesim.cli import main
+        from sitesim.cli.main import main
 
         assert main(args[1:]) == 0
     elif args[0] == "python" and args[1].startswith("scenarios/"):
@@ -242,7 +242,7 @@ def test_the_replications_page_shows_its_sweep_files():
 def test_the_replications_tables_are_what_the_sweeps_give(tmp_path):
     """The page's three sweeps in full (110 runs, about 10 s on one core; the page runs them on
     every core, which gives the same runs), then its script."""
-    from sitesim.cli import main
+    from sitesim.cli.main import main
 
     for name in ("horizon", "pair20", "warmup"):
         toml = SWEEPS / f"{name}.toml"
@@ -264,7 +264,7 @@ def test_ci_runs_the_readme_setup_commands():
 
 
 def test_the_configuration_reference_names_every_setting():
-    from sitesim.config import ReplayConfig, SiteConfig
+    from sitesim.runs.config import ReplayConfig, SiteConfig
 
     page = (ROOT / "docs" / "reference" / "config.md").read_text()
     missing = [name for cls in (SiteConfig, ReplayConfig) for name in cls.settings()
@@ -273,7 +273,7 @@ def test_the_configuration_reference_names_every_setting():
 
 
 def test_the_metrics_reference_names_every_summary_field():
-    from sitesim.metrics import Summary
+    from sitesim.engine.metrics import Summary
 
     page = (ROOT / "docs" / "reference" / "metrics.md").read_text()
     fields = list(Summary.fields())

@@ -178,7 +178,7 @@ def test_an_interrupted_program_ends_without_freeing_its_run(tmp_path: Path) -> 
     """Freeing a run's objects one by one at the interpreter's exit took 1.5 s at 700 MB
     (about 2 s per GB, more than the run needed to stop): the program ends before it."""
     script = (
-        "import atexit, sys; from sitesim.cli import main; "
+        "import atexit, sys; from sitesim.cli.main import main; "
         "atexit.register(lambda: print('torn down', file=sys.stderr)); sys.exit(main())"
     )
     stderr = open(tmp_path / "stderr.txt", "w+")  # noqa: SIM115
@@ -326,7 +326,7 @@ def _die_on_three(n: int) -> int:
 
 
 def test_a_pool_closed_early_ends_its_workers_at_once() -> None:
-    from sitesim.executors import execute_all
+    from sitesim.sweeps.executors import execute_all
 
     done = execute_all(_slow_square, range(40), "process", workers=2)
     assert next(done)[1] in {n * n for n in range(1, 40)}  # (item 0 still running)
@@ -339,7 +339,7 @@ def test_a_pool_closed_early_ends_its_workers_at_once() -> None:
 
 
 def test_a_pool_worker_that_dies_loses_items_and_nothing_hangs() -> None:
-    from sitesim.executors import execute_all
+    from sitesim.sweeps.executors import execute_all
 
     seen = {k: (result, lost) for k, result, lost in execute_all(
         _die_on_three, range(8), "process", workers=2)}  # fmt: skip
@@ -355,7 +355,7 @@ def test_an_interrupted_run_spares_the_full_scan_when_the_program_ends(
     (seconds per gigabyte); a program that ends once interrupted (the CLI) skips it."""
     import gc
 
-    from sitesim import collector
+    from sitesim.engine import collector
 
     thresholds = gc.get_threshold()
     monkeypatch.setattr(collector, "exit_on_interrupt", True, raising=False)
@@ -386,8 +386,8 @@ def test_an_interrupted_run_spares_the_full_scan_when_the_program_ends(
 #: (``teardown``: an atexit function, which runs there).
 LATE_SIGINT = """\
 import atexit, os, signal, sys
-from sitesim.cli import main
-from sitesim.commands import run
+from sitesim.cli.main import main
+from sitesim.cli.commands import run
 
 def ctrl_c():
     print("ctrl-c", file=sys.stderr)

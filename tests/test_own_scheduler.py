@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import sitesim
-from sitesim.cli import main
-from sitesim.config import SiteConfig
+from sitesim.cli.main import main
 from sitesim.errors import ConfigError
+from sitesim.runs.config import SiteConfig
 from sitesim.schedulers import EASY, canonical_name, create, parameters
-from sitesim.sweeps import SweepPlan, sweep
+from sitesim.sweeps.sweep import SweepPlan, sweep
 from tests.fairshare import FairEASY, population
 
 FAIR = "tests.fairshare:FairEASY"

@@ -65,7 +65,7 @@ def test_import_sitesim_is_light_and_gives_the_public_api():
 
 
 def test_the_command_line_does_not_load_scipy_or_matplotlib():
-    code = "import sys, sitesim.cli; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
+    code = "import sys, sitesim.cli.main; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )

@@ -84,7 +84,7 @@ def _check_loop_split(gains: list, metric: str) -> None:  # type: ignore[type-ar
 
 
 def test_loop_split_pairs_by_seed():
-    from sitesim.scenario import loop_split
+    from sitesim.cli.scenario import loop_split
 
     throughput = {  # (loops, seed): (FCFS, EASY)
         ("both loops", 1): (2.0, 3.0), ("both loops", 2): (4.0, 5.0),
@@ -102,8 +102,8 @@ def test_loop_split_pairs_by_seed():
 
 
 def test_a_trace_replayed_under_its_own_scheduler_predicts_exactly():
-    from sitesim.compare import ComparePoint, compare_point
-    from sitesim.config import SiteConfig
+    from sitesim.runs.compare import ComparePoint, compare_point
+    from sitesim.runs.config import SiteConfig
 
     site = SiteConfig(model="static", users=5, days=10, warmup_days=1)
     rows = compare_point(ComparePoint(site, "EASY", "EASY"))
@@ -191,8 +191,8 @@ def test_teaching_demo_options(tmp_path, capsys):
 
 
 def test_maintenance_quick(tmp_path):
-    from sitesim.config import SiteConfig
-    from sitesim.runner import run
+    from sitesim.runs.config import SiteConfig
+    from sitesim.runs.runner import run
 
     data = quick("maintenance", tmp_path)
     runs = data["runs"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
-from sitesim.multifactor import WEIGHT_MAX
+from sitesim.cli.main import main
+from sitesim.slurm.multifactor import WEIGHT_MAX
 
 DATA = Path(__file__).parent / "data" / "slurm"
 #: A few jobs of users 1..4 (sacctmgr's u1, user2, 3, u4), SWF's 18 fields.

@@ -18,10 +18,10 @@ import pytest
 from scipy import stats
 
 import sitesim
-from sitesim.cli import main
-from sitesim.config import ReplayConfig, SiteConfig
+from sitesim.cli.main import main
 from sitesim.errors import ConfigError
-from sitesim.sweeps import (
+from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.sweeps.sweep import (
     SweepPlan,
     paired_differences,
     run_name,
@@ -152,7 +152,7 @@ def test_confidence_intervals_by_students_t():
 
 
 def test_a_failing_run_is_retried_once_then_reported(tmp_path, monkeypatch, capsys):
-    from sitesim import runner
+    from sitesim.runs import runner
 
     real = runner.run
     calls: dict[int, int] = {}
@@ -384,7 +384,10 @@ def test_a_scheduler_object_is_copied_for_every_run_and_described_when_registere
 
 
 def test_the_three_steps_of_a_sweep_are_modules_of_their_own():
-    from sitesim import replications, sweep_plan, sweep_runs, sweeps
+    from sitesim.sweeps import execute as sweep_runs
+    from sitesim.sweeps import plan as sweep_plan
+    from sitesim.sweeps import replications
+    from sitesim.sweeps import sweep as sweeps
 
     assert sweeps.SweepPlan is sweep_plan.SweepPlan and sweeps.execute is sweep_runs.execute
     assert sweeps.summarize_runs is replications.summarize_runs
@@ -393,7 +396,7 @@ def test_the_three_steps_of_a_sweep_are_modules_of_their_own():
 def test_a_tls_dask_scheduler_without_the_clients_tls_settings_is_one_clear_error():
     pytest.importorskip("dask.distributed")
     from sitesim.errors import SitesimError
-    from sitesim.executors import execute_all
+    from sitesim.sweeps.executors import execute_all
 
     with pytest.raises(SitesimError, match="a tls:// scheduler needs the client's TLS settings"):
         list(execute_all(abs, [1], "dask", address="tls://127.0.0.1:9"))

@@ -16,6 +16,6 @@ and what they share: :mod:`~sitesim.formats.converted` (what a reader returns),
 and field), :mod:`~sitesim.formats.names` (users, accounts, partitions and queues numbered in a
 stable order), :mod:`~sitesim.formats.times` (time stamps and time zones),
 :mod:`~sitesim.formats.platform_toml` (an inferred platform as a platform file).
-``sitesim convert`` (:mod:`sitesim.commands.convert`) chooses among them by option or by file
+``sitesim convert`` (:mod:`sitesim.cli.commands.convert`) chooses among them by option or by file
 extension (:mod:`~sitesim.formats.choose`).
 """

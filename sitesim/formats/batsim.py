@@ -35,13 +35,13 @@ from typing import Any
 import numpy as np
 
 from sitesim import __version__
+from sitesim.engine.job import JobState
+from sitesim.engine.records import format_value
 from sitesim.errors import SitesimError
 from sitesim.formats.choose import not_the_format, read_text
 from sitesim.formats.converted import Converted
 from sitesim.formats.lines import QUOTED, FormatError, Skipped, format_error, out_of_range
-from sitesim.job import JobState
-from sitesim.records import format_value
-from sitesim.swf import (
+from sitesim.workload.swf import (
     COLUMN,
     FIELDS,
     MAX_VALUE,
@@ -390,7 +390,7 @@ def jobs_csv(
     """Batsim's jobs.csv for a run's records.
 
     Args:
-        records: the per-job records (:data:`sitesim.records.JOB_DTYPE`).
+        records: the per-job records (:data:`sitesim.engine.records.JOB_DTYPE`).
         allocated: each record's resources as an interval set (``0-3 7``; empty if none).
         resources: each record's number of resources (processors, or nodes on a platform).
         workload: the workload name column.

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sitesim.formats.lines import FormatError, Skipped
-from sitesim.swf import FIELDS, SWFTrace, field_label, first_bad_value
+from sitesim.workload.swf import FIELDS, SWFTrace, field_label, first_bad_value
 
 
 @dataclass
@@ -27,7 +27,7 @@ class Converted:
 
     Raises:
         FormatError: a job holds a value SWF refuses (not finite, or of an absurd size: see
-            :func:`sitesim.swf.first_bad_value`); the message names the line it came from.
+            :func:`sitesim.workload.swf.first_bad_value`); the message names the line it came from.
     """
 
     trace: SWFTrace

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from sitesim.errors import SitesimError
-from sitesim.swf import range_problem
+from sitesim.workload.swf import range_problem
 
 #: How many lines of each reason are quoted.
 QUOTED = 2
@@ -35,7 +35,7 @@ def format_error(name: str, line: int, field_name: str, problem: str) -> FormatE
 
 def out_of_range(field_name: str, text: str, value: float) -> str | None:
     """What is wrong with ``value``, read from ``text`` for SWF field ``field_name``, if it is
-    of an absurd size (:func:`sitesim.swf.range_problem`; an infinite value has more digits
+    of an absurd size (:func:`sitesim.workload.swf.range_problem`; an infinite value has more digits
     than a float holds): ``'1e+300' is out of range: ...``; None if nothing is."""
     problem = range_problem(field_name, min(value, sys.float_info.max))
     if problem is None:

@@ -36,7 +36,7 @@ from sitesim.formats.converted import Converted
 from sitesim.formats.lines import FormatError, Skipped, format_error, out_of_range
 from sitesim.formats.names import header_lines, number_names
 from sitesim.formats.times import iso_utc, started_before_submit
-from sitesim.swf import COLUMN, FIELDS, SWFTrace
+from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
 
 _RECORD = re.compile(r"^(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d);([A-Za-z]);([^;]*);(.*)$")
 _HMS = re.compile(r"^(?:(\d+):)?(\d+):(\d+)$")

@@ -66,8 +66,8 @@ from sitesim.formats.times import (
     started_before_submit,
     zone,
 )
-from sitesim.platform import format_duration, parse_duration
-from sitesim.swf import COLUMN, FIELDS, SWFTrace
+from sitesim.platform.description import format_duration, parse_duration
+from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
 
 #: Fields every line must have (JobID or JobIDRaw; NCPUS or AllocCPUS).
 REQUIRED = ("JobID", "Submit", "Start", "End", "State")

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from sitesim.engine.job import JobState
 from sitesim.errors import SitesimError
-from sitesim.job import JobState
 from sitesim.output import atomic_write
-from sitesim.swf import FIELDS, INTEGER_FIELDS, SWFTrace
+from sitesim.workload.swf import FIELDS, INTEGER_FIELDS, SWFTrace
 
 #: Record columns renamed to carry their units (the others keep their names).
 RECORD_NAMES = {
@@ -73,7 +73,7 @@ def pyarrow() -> tuple[Any, Any]:
 
 
 def records_frame(records: np.ndarray) -> Any:
-    """A run's per-job records (:data:`sitesim.records.JOB_DTYPE`) as a DataFrame: one row a
+    """A run's per-job records (:data:`sitesim.engine.records.JOB_DTYPE`) as a DataFrame: one row a
     job, times in seconds with ``_s`` in their names, ``procs`` the job's size, ``state`` a
     category (completed, killed, ...)."""
     pd = pandas()

@@ -1,7 +1,7 @@
 """Seeing a run: what ran where and when, and what each user lived through.
 
 - :mod:`~sitesim.views.run_view`: a run as the views need it (:class:`RunView`), from a
-  :class:`~sitesim.site.SiteResult` in memory or read back from a run folder;
+  :class:`~sitesim.engine.site.SiteResult` in memory or read back from a run folder;
 - :mod:`~sitesim.views.gantt`: jobs as rectangles on nodes or processors over time, drawn one
   patch per job or, past a few thousand, rasterised into an image of exact coverage;
 - :mod:`~sitesim.views.lanes`: the feedback loop per user, one swimlane each (sessions, waits,
@@ -12,5 +12,5 @@
 
 Each figure function draws with matplotlib's Agg backend and returns the figure, or writes it
 atomically as PNG, SVG or PDF, by the extension of the file's name
-(:func:`sitesim.figures.save`).
+(:func:`sitesim.results.figures.save`).
 """

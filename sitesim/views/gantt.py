@@ -28,8 +28,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from sitesim.engine.job import JobState
 from sitesim.errors import SitesimError
-from sitesim.job import JobState
 from sitesim.views.run_view import BACKFILL, MAIN, RunView, clip_window
 
 DAY = 86_400.0
@@ -418,7 +418,7 @@ def gantt_figure(
     PNG, SVG or PDF by its extension); returns the figure (closed when saved)."""
     import matplotlib.pyplot as plt
 
-    from sitesim.figures import save
+    from sitesim.results.figures import save
 
     fig, ax = plt.subplots(figsize=size, layout="constrained")
     dpi = 110

@@ -27,7 +27,7 @@ import numpy as np
 from sitesim import __version__
 from sitesim.errors import SitesimError
 from sitesim.output import atomic_write
-from sitesim.timeline import mean_level
+from sitesim.results.timeline import mean_level
 from sitesim.views import gantt, lanes
 from sitesim.views.run_view import DAY, RunView, clip_window
 

@@ -1,9 +1,9 @@
 """A run as the views need it: its records, where each job ran, what started it, its
-configuration and summary; from a :class:`~sitesim.site.SiteResult` in memory
+configuration and summary; from a :class:`~sitesim.engine.site.SiteResult` in memory
 (:meth:`RunView.from_result`) or read back from the folder a run wrote (:func:`read_run`).
 
 A run folder is trusted only whole: results.json is written last and lists every other file
-with its size and sha256 (:func:`sitesim.report.write_outputs`), so a folder without it, or
+with its size and sha256 (:func:`sitesim.results.report.write_outputs`), so a folder without it, or
 whose files differ from what it lists, is refused with one line naming the file.
 """
 
@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sitesim.engine.job import JobState
+from sitesim.engine.records import read_records_csv
+from sitesim.engine.site import SiteResult
 from sitesim.errors import SitesimError
-from sitesim.job import JobState
 from sitesim.models.dynamics import PCONT_A, PCONT_B
-from sitesim.platform import Platform, PlatformError
-from sitesim.records import read_records_csv
-from sitesim.report import (
+from sitesim.platform.description import Platform, PlatformError
+from sitesim.results.report import (
     JOBS_NAME,
     PLACEMENT_NAME,
     PRIORITIES_NAME,
@@ -33,10 +34,9 @@ from sitesim.report import (
     RUNS_NAME,
 )
 from sitesim.schedulers.base import scheduler_label
-from sitesim.site import SiteResult
 
 if TYPE_CHECKING:
-    from sitesim.downtime import Outages
+    from sitesim.platform.downtime import Outages
 
 DAY = 86_400.0
 #: What started a job (:attr:`RunView.started_by`): not recorded, Slurm's main scheduler, its
@@ -76,8 +76,8 @@ class RunView:
     Attributes:
         label: the scheduler with its parameters (``CREASY alpha=6000``).
         procs: processors (cores, on a platform).
-        records: the per-job records (:mod:`sitesim.records`).
-        summary: the flat summary (:class:`sitesim.metrics.Summary` as a dict).
+        records: the per-job records (:mod:`sitesim.engine.records`).
+        summary: the flat summary (:class:`sitesim.engine.metrics.Summary` as a dict).
         config: the configuration that reproduces the run (None for a custom run).
         platform: the platform of nodes (None: ``procs`` processors).
         partition, cores, requeues: per record on a platform: the partition index (-1: none),
@@ -181,13 +181,13 @@ class RunView:
 
     def outages(self) -> Outages | None:
         """The platform's maintenance windows and failures up to the last end
-        (:class:`sitesim.downtime.Outages`), drawn again from the run's seed exactly as the
+        (:class:`sitesim.platform.downtime.Outages`), drawn again from the run's seed exactly as the
         run drew them; None without downtime."""
         platform = self.platform
         if platform is None or not platform.downtime or self.config is None:
             return None
-        from sitesim.downtime import Downtime
-        from sitesim.platform_site import OUTAGE_STREAM
+        from sitesim.platform.boundary import OUTAGE_STREAM
+        from sitesim.platform.downtime import Downtime
 
         names = {p.name: p.nodes for p in platform.partitions}
         try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from sitesim.cli.main import main
 
 JOB = "{n} {submit} 0 {runtime} 2 -1 -1 2 600 -1 1 {user} -1 -1 -1 -1 -1 -1"
 HEADER = "JobID|User|Submit|Start|End|NCPUS|State"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from sitesim.cli.main import main
 from tests.unit.test_bad_input import error
 
 DAY = 86_400
@@ -172,8 +172,8 @@ def test_a_trace_far_from_its_platform_is_warned_of(tmp_path: Path, capsys) -> N
 
 
 def test_a_trace_on_its_own_platform_is_not_warned_of(tmp_path: Path, capsys) -> None:
-    from sitesim.platform import Platform
-    from sitesim.platform_site import trace_mismatch
+    from sitesim.platform.boundary import trace_mismatch
+    from sitesim.platform.description import Platform
 
     platform = Platform.from_dict(
         {"name": "site", "nodes": [{"type": "n", "count": 10, "cores": 8}],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from sitesim.cli.main import main
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sitesim.job import Job, JobState
+from sitesim.engine.job import Job, JobState
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
+from sitesim.results.timeline import busy
 from sitesim.schedulers import EASY, FCFS, Conservative, Planning
-from sitesim.site import Site
-from sitesim.timeline import busy
 from tests.conftest import run_jobs
 
 
@@ -108,7 +108,7 @@ def test_simpys_own_methods_give_the_same_runs(monkeypatch):  # type: ignore[no-
     # arrivals onto SimPy's queue and runs the loop itself; the public one (should SimPy keep
     # another layout) goes through SimPy's methods instead
     import sitesim
-    from sitesim import event_queue
+    from sitesim.engine import event_queue
 
     def runs():  # type: ignore[no-untyped-def]
         closed = sitesim.run(sitesim.SiteConfig(users=12, days=14, scheduler="EASY", seed=3))

@@ -9,12 +9,12 @@ import pytest
 from simpy import Interrupt
 
 import sitesim
+from sitesim.engine.job import Job, JobState
+from sitesim.engine.site import AFTER_HORIZON, RecordBlocks, Site
 from sitesim.errors import InvalidJobError, SchedulerError
-from sitesim.job import Job, JobState
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.models.utility import UtilityFunction
 from sitesim.schedulers import FCFS, Scheduler, create
-from sitesim.site import AFTER_HORIZON, RecordBlocks, Site
 
 
 class Endless:

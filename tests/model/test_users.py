@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from sitesim.engine.site import Site, SiteResult, User
 from sitesim.models.cycles import ActivityCycle
 from sitesim.models.users import CompleteUser, StaticUser, UserModel
-from sitesim.profile import default_profile
 from sitesim.schedulers import FCFS
-from sitesim.site import Site, SiteResult, User
+from sitesim.workload.profile import default_profile
 
 
 class Script:

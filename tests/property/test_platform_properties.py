@@ -23,14 +23,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitesim.downtime import Downtime, Outages
-from sitesim.job import Job, JobState
+from sitesim.engine.job import Job, JobState
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
-from sitesim.placement import Request
-from sitesim.platform import Platform
-from sitesim.platform_site import add_outages
+from sitesim.platform.boundary import add_outages
+from sitesim.platform.description import Platform
+from sitesim.platform.downtime import Downtime, Outages
+from sitesim.platform.placement import Request
 from sitesim.schedulers import EASY, REGISTRY, create
-from sitesim.site import Site
 from tests.property.test_invariants import Workload, workloads
 
 #: Schedulers that need utility functions to order jobs are left to their own tests.

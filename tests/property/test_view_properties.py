@@ -15,8 +15,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sitesim.engine.site import Site
 from sitesim.schedulers import REGISTRY, create
-from sitesim.site import Site
 from sitesim.views.gantt import window_rects
 from sitesim.views.run_view import RunView, clip_window
 from tests.conftest import run_jobs
@@ -80,8 +80,8 @@ def test_every_job_is_drawn_on_its_nodes_and_cores(data: st.DataObject, name: st
     asked = [(s, c, 0.0 if b else r, e, a) for (s, c, r, e, a), b in zip(asked, brief, strict=True)]
     site = Site(platform, create(name))
     if platform.downtime:
-        from sitesim.downtime import Downtime
-        from sitesim.platform_site import add_outages
+        from sitesim.platform.boundary import add_outages
+        from sitesim.platform.downtime import Downtime
 
         names = {p.name: p.nodes for p in platform.partitions}
         downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, "test", None)

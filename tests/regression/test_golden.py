@@ -15,15 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sitesim.cli import main
-from sitesim.metrics import Summary
+from sitesim.cli.main import main
+from sitesim.engine.metrics import Summary
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.output import to_json
+from sitesim.runs.replay import replay
+from sitesim.runs.simulate import simulate
 from sitesim.schedulers import REGISTRY, create
-from sitesim.simulation import simulate
-from sitesim.site import Site
-from sitesim.swf import read_swf
-from sitesim.trace_replay import replay
+from sitesim.workload.swf import read_swf
 from tests.conftest import trace_path
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sitesim.account_metrics import per_account
-from sitesim.associations import Associations
-from sitesim.cli import main
-from sitesim.job import JobState
-from sitesim.records import JOB_DTYPE
+from sitesim.cli.main import main
+from sitesim.engine.job import JobState
+from sitesim.engine.records import JOB_DTYPE
+from sitesim.slurm.accounts import per_account
+from sitesim.slurm.associations import Associations
 
 
 def records(users: list[int], sessions: list[int]) -> np.ndarray:

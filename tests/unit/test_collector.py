@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from sitesim import collector
-from sitesim.collector import OLD_THRESHOLD, YOUNG_THRESHOLD, fewer_collections
-from sitesim.job import Job
+from sitesim.engine import collector
+from sitesim.engine.collector import OLD_THRESHOLD, YOUNG_THRESHOLD, fewer_collections
+from sitesim.engine.job import Job
+from sitesim.engine.site import Site
 from sitesim.schedulers import create
-from sitesim.site import Site
 
 
 @pytest.fixture(autouse=True)

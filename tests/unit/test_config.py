@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from sitesim.config import ReplayConfig, RunConfig, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.output import to_json
+from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
 
 
 def test_defaults_are_the_specified_ones():

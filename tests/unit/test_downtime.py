@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sitesim.downtime import FAILURE, MAINTENANCE, Downtime, Outages, Window
-from sitesim.platform import Platform, PlatformError
+from sitesim.platform.description import Platform, PlatformError
+from sitesim.platform.downtime import FAILURE, MAINTENANCE, Downtime, Outages, Window
 
 HOUR, DAY = 3600.0, 86_400.0
 PARTS = {"normal": tuple(range(8)), "gpu": (8, 9)}
@@ -354,7 +354,7 @@ def test_a_stream_hands_out_the_rows_of_outages_in_order_once(
 def test_a_stream_in_blocks_draws_only_what_is_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sitesim.downtime import OutageStream
+    from sitesim.platform.downtime import OutageStream
 
     monkeypatch.setattr(OutageStream, "BLOCK_ROWS", 5)
     downtime = mixed(tmp_path)

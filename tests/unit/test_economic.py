@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from sitesim.engine.job import Job
+from sitesim.engine.site import Site
 from sitesim.errors import ConfigError
-from sitesim.job import Job
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers import EASY, ECON, create
-from sitesim.site import Site
 from tests.unit.test_policies import SecretJob, as_started, as_submitted
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from sitesim.formats.lines import FormatError
 from sitesim.formats.pbs import read_pbs
-from sitesim.swf import COLUMN
+from sitesim.workload.swf import COLUMN
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "formats" / "torque.pbs"
 E = "04/02/2024 09:00:30;E;7.head;user=u group=g queue=q qtime=1000 start=1100 end=1500 {}"

@@ -19,7 +19,7 @@ import pytest
 
 from sitesim.formats.lines import FormatError
 from sitesim.formats.sacct import read_sacct
-from sitesim.swf import COLUMN
+from sitesim.workload.swf import COLUMN
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
 SITE = DATA / "site.sacct"

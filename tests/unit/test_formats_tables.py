@@ -7,9 +7,9 @@ import pytest
 
 import sitesim
 from sitesim.formats.tables import load, records_frame, swf_frame
-from sitesim.report import write_outputs
+from sitesim.results.report import write_outputs
 from sitesim.schedulers import create
-from sitesim.swf import SWFTrace
+from sitesim.workload.swf import SWFTrace
 from tests.conftest import run_jobs
 
 pd = pytest.importorskip("pandas", reason="pandas is not installed: pip install 'sitesim[pandas]'")

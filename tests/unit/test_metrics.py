@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from sitesim.job import Job
-from sitesim.metrics import Summary, busy_seconds, per_user, summarize
+from sitesim.engine.job import Job
+from sitesim.engine.metrics import Summary, busy_seconds, per_user, summarize
+from sitesim.engine.records import job_records, records_csv
 from sitesim.output import to_json
-from sitesim.records import job_records, records_csv
 
 
 def finished(jid, submit, start, runtime, size=1, estimate=None, user=0):  # type: ignore[no-untyped-def]

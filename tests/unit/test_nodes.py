@@ -11,17 +11,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sitesim.cli import main
-from sitesim.config import ReplayConfig, RunConfig, SiteConfig
-from sitesim.downtime import FAILURE, MAINTENANCE, Outages
+from sitesim.cli.main import main
+from sitesim.engine.job import Job, JobState
+from sitesim.engine.site import Site
 from sitesim.errors import ConfigError, InvalidJobError
-from sitesim.job import Job, JobState
-from sitesim.placement import Demand, Partitions, Request, capacity, place
-from sitesim.platform import Platform
-from sitesim.platform_site import add_outages
-from sitesim.runner import run
+from sitesim.platform.boundary import add_outages
+from sitesim.platform.description import Platform
+from sitesim.platform.downtime import FAILURE, MAINTENANCE, Outages
+from sitesim.platform.placement import Demand, Partitions, Request, capacity, place
+from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
+from sitesim.runs.runner import run
 from sitesim.schedulers import create
-from sitesim.site import Site
 
 MIXED = {
     "nodes": [
@@ -275,8 +275,8 @@ def test_planners_never_start_a_job_into_a_later_window(name: str) -> None:
 def test_a_site_level_trace_replayed_on_its_platform_keeps_each_jobs_partition(
     tmp_path: Path,
 ) -> None:
-    from sitesim.report import result_trace
-    from sitesim.trace_replay import run_replay
+    from sitesim.results.report import result_trace
+    from sitesim.runs.replay import run_replay
 
     path = write_platform(tmp_path, SHARED)
     closed = run(SiteConfig(users=12, days=14, warmup_days=0, platform=str(path)))
@@ -303,7 +303,7 @@ def test_a_storm_of_failures_holds_one_block_not_every_failure_to_the_horizon() 
     ends in its first minutes and holds what it reached."""
     import tracemalloc
 
-    from sitesim.downtime import Downtime
+    from sitesim.platform.downtime import Downtime
 
     platform = identical(4)
     storm = Downtime(mtbf=1.0, mttr=1.0, failure_nodes=(0, 1, 2, 3))
@@ -354,7 +354,7 @@ def test_a_job_beside_a_node_down_for_good_runs_and_availability_counts_the_node
 
 def test_the_machine_counts_the_node_time_the_rows_give(tmp_path: Path) -> None:
     """Node-hours down from the machine's record equal the union of each node's rows."""
-    from sitesim.downtime import Downtime
+    from sitesim.platform.downtime import Downtime
 
     (tmp_path / "f.csv").write_text("3,100,250\n3,250,300\n0,50.5,60\n1,7000,90000\n")
     downtime = Downtime.from_dict(
@@ -380,7 +380,7 @@ def test_the_machine_counts_the_node_time_the_rows_give(tmp_path: Path) -> None:
 
 
 def test_merged_windows_keep_a_window_that_never_ends() -> None:
-    from sitesim.node_pass import merged_intervals
+    from sitesim.platform.passes import merged_intervals
 
     node, down, up = merged_intervals(
         np.array([0, 0, 1, 1]),

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from sitesim.engine.job import Job, JobState
 from sitesim.errors import ConfigError
-from sitesim.job import Job, JobState
 from sitesim.schedulers import (
     CREASY,
     EASY,

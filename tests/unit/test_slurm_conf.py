@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.associations import AssociationError
 from sitesim.errors import ConfigError
 from sitesim.formats.names import UserNumbers
-from sitesim.platform import format_nodes
-from sitesim.slurm_conf import (
+from sitesim.platform.description import format_nodes
+from sitesim.slurm.associations import AssociationError
+from sitesim.slurm.conf import (
     QOS_COLUMNS,
     SlurmConfError,
     expand_hostlist,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.config import ReplayConfig, RunConfig
 from sitesim.errors import ConfigError
-from sitesim.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
+from sitesim.runs.config import ReplayConfig, RunConfig
 from sitesim.schedulers import SLURM, create
-from sitesim.sweeps import SweepPlan
+from sitesim.slurm.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
+from sitesim.sweeps.sweep import SweepPlan
 
 DATA = Path(__file__).parents[1] / "data" / "slurm"
 #: bf_window=2880 (minutes) and PriorityWeightFairshare=10000.

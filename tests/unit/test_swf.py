@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sitesim.errors import SitesimError, SWFFormatError
-from sitesim.swf import FIELDS, format_swf, read_swf, write_swf
+from sitesim.workload.swf import FIELDS, format_swf, read_swf, write_swf
 from tests.conftest import trace_path
 
 SAMPLE = """\
@@ -187,8 +187,8 @@ def test_the_largest_values_of_the_archive_traces_are_read(tmp_path):
 
 
 def test_a_trace_made_in_memory_is_checked_before_a_replay():
-    from sitesim.swf import SWFTrace
-    from sitesim.trace_replay import replay
+    from sitesim.runs.replay import replay
+    from sitesim.workload.swf import SWFTrace
 
     data = np.full((2, 18), -1.0)
     data[:, 0], data[:, 1], data[:, 3], data[:, 4] = [1, 2], [0, 1e300], 100, 2

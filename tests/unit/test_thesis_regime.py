@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from sitesim import simulate
-from sitesim.distributions import Discrete, Quantiles
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import ActivityCycle
 from sitesim.models.dynamics import SessionDynamics
 from sitesim.models.streams import stream
 from sitesim.models.users import UserModel
-from sitesim.profile import default_profile, read_profile
-from sitesim.thesis_regime import (
+from sitesim.workload.distributions import Discrete, Quantiles
+from sitesim.workload.profile import default_profile, read_profile
+from sitesim.workload.thesis_regime import (
     FITTED,
     ThesisRegime,
     below,
@@ -105,7 +105,7 @@ def test_the_next_session_starts_a_break_after_the_end_or_the_start(starts):
 
 
 def test_session_starts_is_refused_when_unknown_and_kept_out_of_old_configurations():
-    from sitesim.config import SiteConfig
+    from sitesim.runs.config import SiteConfig
 
     with pytest.raises(ConfigError, match="session_starts must be one of"):
         SiteConfig(session_starts="never")

@@ -7,7 +7,7 @@ import pytest
 
 from sitesim.errors import ConfigError, InvalidJobError
 from sitesim.models.trace_user import TraceWorkload
-from sitesim.swf import read_swf
+from sitesim.workload.swf import read_swf
 
 #     job submit wait run procs cpu mem reqp reqt reqm st usr grp exe q part prec think
 TRACE = """\

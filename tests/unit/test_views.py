@@ -8,13 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from sitesim.config import SiteConfig
+from sitesim.engine.records import JOB_DTYPE, read_records_csv, records_csv
 from sitesim.errors import SitesimError
-from sitesim.records import JOB_DTYPE, read_records_csv, records_csv
-from sitesim.report import write_outputs
-from sitesim.runner import run
+from sitesim.results.report import write_outputs
+from sitesim.runs.config import SiteConfig
+from sitesim.runs.replay import replay
+from sitesim.runs.runner import run
 from sitesim.schedulers import create
-from sitesim.trace_replay import replay
 from sitesim.views.gantt import (
     categories,
     coverage_image,

@@ -1,0 +1,1 @@
+"""A site's nodes: the platform description, placement, downtime and the machine of nodes."""

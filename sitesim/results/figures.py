@@ -1,0 +1,160 @@
+"""Figures of the experiments (PNG, matplotlib's headless Agg backend), written atomically.
+
+Each function takes the rows an experiment produced (plain dicts, as in its CSV files) and a
+path, and returns the path. matplotlib is imported only when a figure is drawn.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sitesim.errors import SitesimError
+from sitesim.output import atomic_write
+
+#: The formats a figure is written in, by the extension of its file's name.
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+#: What each format would otherwise stamp with the time it was written (so that the same figure
+#: gives the same bytes).
+_NO_DATE: dict[str, dict[str, Any]] = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+def figure_format(path: Path, option: str = "") -> str:
+    """The format of a figure written to ``path``, from the extension of its name.
+
+    Args:
+        path: the figure's file.
+        option: the command-line option that named it, for the message (``--gantt``).
+
+    Raises:
+        SitesimError: another extension, naming the allowed ones.
+    """
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        what = f"{option} {path}" if option else str(path)
+        raise SitesimError(
+            f"{what}: a figure is written as {', '.join(list(FORMATS)[:-1])} or "
+            f"{list(FORMATS)[-1]} (by the name's extension); "
+            f"{f'not {path.suffix}' if path.suffix else 'this name has none'}"
+        )
+    return fmt
+
+
+def figure_bytes(fig: Any, path: Path) -> bytes:
+    """A figure as the bytes of file ``path`` (PNG, SVG or PDF by its extension); closes it.
+
+    Raises:
+        SitesimError: an extension of no format (:func:`figure_format`).
+    """
+    fmt = figure_format(path)
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "sitesim"}):  # (else SVG ids are random)
+        fig.savefig(buffer, format=fmt, dpi=110, bbox_inches="tight", metadata=_NO_DATE.get(fmt))
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def save(fig: Any, path: Path) -> Path:
+    """Save a figure atomically (PNG, SVG or PDF by the extension of ``path``) and close it."""
+    atomic_write(path, figure_bytes(fig, path))
+    return path
+
+
+def log_scale(ax: Any, axis: str) -> None:
+    """A log scale on ``axis`` ("x" or "y") where there is positive data to show; matplotlib
+    refuses to draw a log axis without."""
+    high = ax.dataLim.x1 if axis == "x" else ax.dataLim.y1
+    if np.isfinite(high) and high > 0:
+        (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+
+
+def grid(
+    panels: int, width: float = 4.2, height: float = 3.6, cols: int = 3
+) -> tuple[Any, list[Any]]:
+    """A figure with ``panels`` axes in rows of at most ``cols``; spare axes hidden."""
+    cols = min(panels, cols)
+    rows = (panels + cols - 1) // cols
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained"
+    )
+    flat = list(axes.flat)
+    for ax in flat[panels:]:
+        ax.set_visible(False)
+    return fig, flat[:panels]
+
+
+def lines_with_ci(
+    ax: Any,
+    rows: Sequence[dict[str, Any]],
+    x: str,
+    y: str,
+    by: str,
+    *,
+    label: str = "{}",
+    **style: Any,
+) -> None:
+    """One line per level of ``by``: mean ``y`` against ``x``, with its 95 % interval as error
+    bars when the rows have ``<y>_ci95`` (summary rows of replications)."""
+    levels = list(dict.fromkeys(row[by] for row in rows))
+    for level in levels:
+        mine = sorted((row for row in rows if row[by] == level), key=lambda row: row[x])
+        xs = [row[x] for row in mine]
+        ys = [row[y] for row in mine]
+        ci = [row.get(f"{y}_ci95", np.nan) for row in mine]
+        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, marker="o", ms=4,
+                    capsize=3, label=label.format(level), **style)  # fmt: skip
+
+
+def bars_with_ci(
+    ax: Any, rows: Sequence[dict[str, Any]], x: str, y: str, by: str, *, scale: float = 1.0
+) -> None:
+    """Grouped bars: per level of ``x`` (groups, in order), one bar per level of ``by``, of
+    ``y`` (× ``scale``) with its 95 % interval (``<y>_ci95``) as error bars."""
+    groups = list(dict.fromkeys(row[x] for row in rows))
+    levels = list(dict.fromkeys(row[by] for row in rows))
+    width = 0.8 / len(levels)
+    for k, level in enumerate(levels):
+        found = {row[x]: row for row in rows if row[by] == level}
+        at = [g for g, group in enumerate(groups) if group in found]
+        ys = [scale * found[groups[g]][y] for g in at]
+        ci = [scale * found[groups[g]].get(f"{y}_ci95", np.nan) for g in at]
+        ax.bar(np.array(at) + (k - (len(levels) - 1) / 2) * width, ys, width, label=str(level),
+               yerr=None if all(np.isnan(ci)) else ci, capsize=2)  # fmt: skip
+    ax.set_xticks(range(len(groups)), [str(g) for g in groups], rotation=30, ha="right",
+                  fontsize=8)  # fmt: skip
+
+
+def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Experiment 1: signed prediction error of the open replay against user count, one panel
+    per direction and metric, one line per horizon."""
+    from sitesim.runs.compare import METRICS
+
+    titles = {"response_mean_min": "mean response", "wait_mean_min": "mean wait",
+              "slowdown_mean": "mean slowdown"}  # fmt: skip
+    directions = list(dict.fromkeys(row["direction"] for row in summary))
+    fig, axes = plt.subplots(
+        len(directions), len(METRICS), figsize=(4.2 * len(METRICS), 3.4 * len(directions)),
+        squeeze=False, layout="constrained",
+    )  # fmt: skip
+    for r, direction in enumerate(directions):
+        rows = [row for row in summary if row["direction"] == direction]
+        for c, metric in enumerate(METRICS):
+            ax = axes[r][c]
+            lines_with_ci(ax, rows, "users", f"signed_{metric}_pct", "days", label="{:g} days")
+            ax.axhline(0, color="k", lw=0.8)
+            ax.set_yscale("symlog", linthresh=10)
+            ax.set_title(f"{direction}: {titles[metric]}", fontsize=9)
+            ax.set_xlabel("users")
+            ax.set_ylabel("open replay vs site-level (%)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.suptitle("Prediction error of the open replay (> 0: it predicts worse than the users get)")
+    return save(fig, path)
