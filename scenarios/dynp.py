@@ -143,9 +143,9 @@ class CaseDynP(DynP):
         super().__init__(**params)
         self.cases: Counter[tuple[str, str, str]] = Counter()
 
-    def step(self, now: float, free: int, running: Any) -> Any:
+    def step(self, now: float, resources: Any) -> Any:
         before = self.policy
-        plans = super().step(now, free, running)
+        plans = super().step(now, resources)
         self.cases[best_set(self.last_scores), before, self.policy] += 1
         return plans
 

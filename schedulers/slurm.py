@@ -31,25 +31,25 @@ from __future__ import annotations
 
 import math
 import warnings
-from bisect import bisect_left, insort
+from bisect import insort
 from collections import Counter, deque
-from collections.abc import Sequence
-from itertools import accumulate, islice
+from itertools import islice
 from operator import is_
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from sitesim.engine.job import Job
-from sitesim.engine.machine import Running
+from sitesim.engine.resources import Resources
+from sitesim.engine.scheduler import Observer
 from sitesim.errors import ConfigError
 from sitesim.platform.description import Platform
+from sitesim.slurm.accounts import AccountTable
 from sitesim.slurm.associations import Associations
 from sitesim.slurm.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
 from sitesim.slurm.qos import DEFAULT_QOS, QOS, reason
 
-from .availability import AvailabilityProfile
 from .base import Scheduler
 
 #: One row of :attr:`SLURM.decisions` per started job.
@@ -68,104 +68,6 @@ DECISION_DTYPE = np.dtype(
         ("started_by", "U8"),
     ]
 )
-
-
-class Resources(Protocol):
-    """What a pass plans on: the processors (:class:`ProcResources`) or a platform's nodes
-    (``sitesim.platform.passes``). An ``alloc`` is whatever the resources use for what a job
-    holds."""
-
-    #: Per partition, its group: the partitions sharing nodes with it, directly or through
-    #: others (what is planned in another group never touches its resources).
-    groups: Sequence[int]
-
-    def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
-        """Where the job would start now on what is free, to run ``duration`` seconds (its
-        estimate if None) clear of what the plan holds; None if it does not fit."""
-
-    def could_start_now(self, job: Job) -> bool:
-        """False if the job cannot start now even with no reservation in its way."""
-
-    def first_release(self) -> float:
-        """The first time after now that resources come back (a running job's or a job
-        started in this pass's time limit, a maintenance window's end): no job that cannot
-        start now can start before it."""
-
-    def take_now(self, job: Job, alloc: Any) -> None:
-        """The job starts now on ``alloc`` (it holds it until its estimated end)."""
-
-    def lower_bound(self, job: Job) -> float:
-        """A time before which the job cannot start in any plan of this pass (the running
-        jobs' ends give back too little before it; what the pass starts or reserves only
-        delays it)."""
-
-    def earliest(
-        self, job: Job, duration: float, before: float = math.inf
-    ) -> tuple[float, Any | None]:
-        """Its earliest start for ``duration`` seconds in the backfill plan, and where; if it
-        is not before ``before``, ``(inf, None)`` may be returned instead."""
-
-    def reserve(self, start: float, duration: float, alloc: Any) -> None:
-        """Hold ``alloc`` on ``[start, start + duration)`` in the backfill plan (``start``
-        after now)."""
-
-
-class ProcResources:
-    """:class:`Resources` on ``free`` processors with ``running`` jobs."""
-
-    def __init__(self, now: float, free: int, running: Running) -> None:
-        self.now, self.free, self.running = now, free, running
-        self.groups: Sequence[int] = (0,)
-        self.free_before = free  # (free at the pass's start)
-        self.ends: list[tuple[float, int, int]] = []
-        self.profile: AvailabilityProfile | None = None
-        self.soonest = math.inf  # (the first end of a job started in this pass)
-        self._level: tuple[list[float], list[int]] | None = None
-
-    def could_start_now(self, job: Job) -> bool:
-        return job.size <= self.free
-
-    def first_release(self) -> float:
-        return min(self.running[0][0], self.soonest) if self.running else self.soonest
-
-    def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
-        if self.profile is None:
-            return job.size if job.size <= self.free else None
-        length = job.estimate if duration is None else duration
-        return job.size if self.profile.earliest(job.size, length) <= self.now else None
-
-    def take_now(self, job: Job, alloc: Any) -> None:
-        self.free -= alloc
-        self.soonest = min(self.soonest, self.now + job.estimate)
-        if self.profile is None:
-            insort(self.ends, (self.now + job.estimate, job.id, alloc))
-        else:
-            self.profile.take(self.now, alloc, job.estimate)
-
-    def lower_bound(self, job: Job) -> float:
-        if self._level is None:  # (the running jobs' ends, and what is free after each)
-            sizes = (size for _, _, size in self.running)
-            self._level = (
-                [end for end, _, _ in self.running],
-                list(accumulate(sizes, initial=self.free_before)),
-            )
-        ends, level = self._level
-        k = bisect_left(level, job.size)
-        if not k:
-            return self.now
-        return max(self.now, ends[k - 1]) if k <= len(ends) else math.inf
-
-    def earliest(
-        self, job: Job, duration: float, before: float = math.inf
-    ) -> tuple[float, Any | None]:
-        if self.profile is None:
-            running = sorted([*self.running, *self.ends]) if self.ends else self.running
-            self.profile = AvailabilityProfile(self.now, self.free, running)
-        return self.profile.earliest(job.size, duration), job.size
-
-    def reserve(self, start: float, duration: float, alloc: Any) -> None:
-        assert self.profile is not None
-        self.profile.take(start, alloc, duration)
 
 
 class _Waiting:
@@ -221,7 +123,7 @@ class SLURM(Scheduler):
     """
 
     name = "SLURM"
-    platform_mode = "slurm"
+    reservations = "whole_nodes"
     skip_idle_passes = True
     timed = True
     file_parameters = ("conf", "assoc", "qos", "mapping")
@@ -384,7 +286,11 @@ class SLURM(Scheduler):
         files = {key: value for key, value in self._files.items() if value is not None}
         return {**files, **self.settings.in_slurm_units(self._given)}
 
-    def on_site(self, platform: Platform) -> None:
+    def on_site(self, machine: Any) -> None:
+        platform = machine.platform or Platform.processors(machine.procs)
+        self._on_platform(platform)
+
+    def _on_platform(self, platform: Platform) -> None:
         partitions = []
         for p in platform.partitions:
             nodes = np.asarray(p.nodes)
@@ -452,7 +358,7 @@ class SLURM(Scheduler):
             self._stopped(job, now)
             self._jobs_of_user[job.user] -= 1
         if self.multifactor is None:  # used without a site: the machine is not known
-            self.on_site(Platform.processors(1))
+            self._on_platform(Platform.processors(1))
         self._jobs_of_user[job.user] += 1
         if self._listed is not None and job.user not in self._listed:
             self._in_no_account(job.user)
@@ -548,11 +454,12 @@ class SLURM(Scheduler):
         self._next_calc = at + period if period else now
 
     # -- the pass ----------------------------------------------------------------------------
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
-        return [job for job, _ in self.schedule(now, ProcResources(now, free, running))]
+    def select(self, now: float, resources: Resources) -> list[Job]:
+        return [job for job, _ in self.schedule(now, resources)]
 
     def schedule(self, now: float, res: Resources) -> list[tuple[Job, Any]]:
-        """One pass on ``res``: the main scheduler, then a backfill cycle if one is due."""
+        """One pass on ``res``: the main scheduler, then a backfill cycle if one is due. Returns
+        the jobs started (each taken on ``res``) and where."""
         if now >= self._next_calc and (self._use_fairshare or self._timed_priority):
             self._recalculate(now)
         s = self.settings
@@ -750,7 +657,7 @@ class SLURM(Scheduler):
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
         reserved[part] += 1
-        res.reserve(start, duration, where)
+        res.reserve(job, start, where, duration)
         return True
 
     # -- QOS ---------------------------------------------------------------------------------
@@ -843,6 +750,11 @@ class SLURM(Scheduler):
         """One :data:`DECISION_DTYPE` row per started job, in start order."""
         return np.array(self.decisions, dtype=DECISION_DTYPE)
 
+    def observers(self) -> list[Observer]:
+        """The per-account table (:mod:`sitesim.slurm.accounts`) and the decisions (each
+        started job's priority, factors, last pending reason and what started it)."""
+        return [AccountTable(self.associations), _Decisions(self)]
+
     def stats(self) -> dict[str, Any]:
         return {
             "settings": self.settings.changed(),
@@ -853,3 +765,13 @@ class SLURM(Scheduler):
             **({"users_in_no_account": len(self._unlisted)} if self._listed is not None else {}),
             **{f"refused_{key}": count for key, count in sorted(self._refused.items())},
         }
+
+
+class _Decisions:
+    """Adds the SLURM scheduler's decisions to a run's result."""
+
+    def __init__(self, scheduler: SLURM) -> None:
+        self.scheduler = scheduler
+
+    def collect(self, records: np.ndarray, window: tuple[float, float]) -> dict[str, Any]:
+        return {"decisions": self.scheduler.decision_records()}

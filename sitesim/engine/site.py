@@ -34,14 +34,13 @@ from sitesim.engine.job import MIN_ESTIMATE, Job, JobState
 from sitesim.engine.machine import Machine, OverAllocationError
 from sitesim.engine.metrics import Summary, measure
 from sitesim.engine.records import job_records
+from sitesim.engine.scheduler import Observer, Scheduler, scheduler_label
 from sitesim.errors import ConfigError, InvalidJobError, JobStateError, SchedulerError
-from sitesim.platform.description import Platform
-from sitesim.schedulers.base import Scheduler, scheduler_label
 
 if TYPE_CHECKING:
     from sitesim.platform.boundary import PlatformRecords
+    from sitesim.platform.description import Platform
     from sitesim.platform.machine import NodeMachine
-    from sitesim.platform.passes import NodePass
     from sitesim.runs.config import RunConfig
 
 ProcessGenerator = Generator[Event, Any, Any]
@@ -137,9 +136,9 @@ class Site:
     event fired, the scheduler told (:meth:`Scheduler.withdraw`).
 
     Args:
-        procs: number of processors, or a :class:`~sitesim.platform.description.Platform` of nodes
-        (one
-            of N one-core nodes in one partition with no downtime runs as N processors).
+        procs: number of processors, or a :class:`~sitesim.platform.description.Platform` of
+            nodes (one of N one-core nodes in one partition with no downtime runs as N
+            processors): the site builds its machine from it.
         scheduler: the scheduling policy: a fresh one, as it keeps state (a scheduler that
             already served a site is refused with :class:`~sitesim.errors.SchedulerError`).
         strict: raise on an impossible job instead of rejecting and counting it.
@@ -150,6 +149,8 @@ class Site:
             never held as job objects at once; the result is the same.
         seed: the run's seed, for what the site itself draws (on a platform with partition
             shares, the partition of each job that names none).
+        observers: what else to collect into the result
+            (:class:`~sitesim.engine.scheduler.Observer`), besides the scheduler's own.
     """
 
     def __init__(
@@ -161,6 +162,7 @@ class Site:
         cancel_expired: bool = False,
         keep_jobs: bool = True,
         seed: int = 0,
+        observers: tuple[Observer, ...] = (),
     ) -> None:
         if scheduler._served:
             raise SchedulerError(
@@ -171,23 +173,29 @@ class Site:
         scheduler._served = True
         self.seed = seed
         self.env = event_queue.environment()
-        #: The platform of nodes (None: plain processors, the machine of
-        #: :mod:`sitesim.engine.machine`).
-        self.platform: Platform | None = None
-        self.nodes: NodeMachine | None = None
-        self._node_pass: NodePass | None = None
-        if isinstance(procs, Platform) and not procs.is_processors:
-            from sitesim.platform import boundary as platform_site
-
-            self.platform = procs
-            platform_site.attach(self, procs, scheduler)  # (sets machine, nodes, _node_pass)
-        else:
-            size = procs.nodes if isinstance(procs, Platform) else procs
-            self.machine = Machine(self.env, size, self._job_ended)
         self.scheduler = scheduler
+        #: The machine: N processors (:class:`~sitesim.engine.machine.Machine`) or a
+        #: platform's nodes (:class:`~sitesim.platform.machine.NodeMachine`).
+        self.machine: Machine | NodeMachine
+        if isinstance(procs, int):
+            self.machine = Machine(self.env, procs, self._job_ended)
+        else:
+            self.machine = procs.build_machine(
+                self.env,
+                seed=seed,
+                reservations=scheduler.reservations,
+                on_end=self._job_ended,
+                on_requeue=self._requeue,
+                on_change=self._machine_changed,
+            )
+        #: The platform of nodes (None: plain processors).
+        self.platform: Platform | None = self.machine.platform
+        #: Why the machine cannot run a job beyond its size, if it can say (a platform).
+        self._refuse = getattr(self.machine, "refuse", None)
         cls = type(scheduler)
         if cls.on_site is not Scheduler.on_site:
-            scheduler.on_site(self.platform or Platform.processors(self.machine.procs))
+            scheduler.on_site(self.machine)
+        self._observers = (*scheduler.observers(), *observers)
         #: The scheduler's admission check, if it has one.
         self._admit = scheduler.admit if cls.admit is not Scheduler.admit else None
         #: A timed scheduler's next wanted pass (:meth:`Scheduler.next_pass`), if one is set.
@@ -252,7 +260,7 @@ class Site:
             and size == int(size)
         ):
             return self._reject(job, self._problem(job))
-        if self.nodes is not None and (problem := self._demand(job)) is not None:
+        if self._refuse is not None and (problem := self._refuse(job)) is not None:
             return self._reject(job, problem)
         if self._closed:
             return self._reject(job, AFTER_HORIZON)
@@ -278,11 +286,6 @@ class Site:
             if job.state is JobState.REJECTED:
                 job.done.succeed(job)
         return job.done
-
-    def _demand(self, job: Job) -> tuple[str, str] | None:
-        """On a platform: resolve the job's request (``job.demand``), or say why it cannot
-        run (set by :func:`sitesim.platform.boundary.attach`)."""
-        return None
 
     def _problem(self, job: Job) -> tuple[str, str]:
         """Why the machine cannot run ``job``: (reason, detail)."""
@@ -329,24 +332,18 @@ class Site:
             self._cancel_expired()
         if self._wake_at is not None:
             self._wake_at = math.inf if self._wake_at <= now else self._wake_at
-        if self._node_pass is not None:
-            self._start_on_nodes(now)
-            if self._wake_at is not None:
-                self._wake(now)
-            if self._closed:
-                self._check_end()
-            return
         machine = self.machine
-        free, running = machine.free, machine.running
-        if (free and self._unfinished > len(running)) or not self.scheduler.skip_idle_passes:
-            started = self.scheduler.allocate(now, free, running)
+        if (machine.free and self._unfinished > len(machine.running)) or not (
+            self.scheduler.skip_idle_passes
+        ):
+            resources = machine.pass_resources(now)
+            started = self.scheduler.allocate(now, resources)
             if started:
-                start = machine.start
                 try:
-                    for job in started:
-                        start(job)
+                    machine.start_all(started, resources)
                 except (JobStateError, OverAllocationError) as err:
-                    twice = " (the scheduler returned it twice)" if started.count(job) > 1 else ""
+                    twice = next((" (the scheduler returned it twice)" for job in started
+                                  if started.count(job) > 1), "")  # fmt: skip
                     raise SchedulerError(f"scheduler {self.scheduler.name}: {err}{twice}") from None
         if self._wake_at is not None:
             self._wake(now)
@@ -365,17 +362,6 @@ class Site:
         if not self._drained.triggered:
             self.pass_due = True
 
-    def _start_on_nodes(self, now: float) -> None:
-        """The pass on a platform: the node pass chooses the jobs and where they run."""
-        assert self._node_pass is not None and self.nodes is not None
-        start = self.nodes.start
-        started = self._node_pass.run(now)
-        try:
-            for job, alloc in started:
-                start(job, alloc)
-        except (JobStateError, OverAllocationError) as err:
-            raise SchedulerError(f"scheduler {self.scheduler.name}: {err}") from None
-
     def _cancel_expired(self) -> None:
         """Cancel the waiting jobs that can no longer end before their deadline."""
         now, expired = self.env.now, []
@@ -391,6 +377,16 @@ class Site:
             self._unfinished -= 1
             if job.done is not None:
                 job.done.succeed(job)
+
+    def _requeue(self, job: Job) -> None:
+        """A job killed by a node failure waits again (its id and records kept)."""
+        self.scheduler.submit(job, self.env.now)
+        self.pass_due = True
+
+    def _machine_changed(self) -> None:
+        """Nodes went down or came back: the scheduler forgets its plans; a pass is due."""
+        self.scheduler.nodes_changed()
+        self.pass_due = True
 
     def _job_ended(self, job: Job) -> None:
         self._unfinished -= 1
@@ -427,21 +423,20 @@ class Site:
         if not self._unfinished:
             if not self._drained.triggered:
                 self._drained.succeed()
-        elif not self.machine.running and not self._nodes_to_come():
-            if self.nodes is not None and self.nodes.nodes_down:
-                from sitesim.platform.boundary import down_for_good
-
-                raise ConfigError(down_for_good(self.nodes, self._unfinished))
+        elif not self.machine.running and not self._changes_to_come():
+            stalled = getattr(self.machine, "stalled", None)  # (a machine that can say why)
+            if stalled is not None and (why := stalled(self._unfinished)) is not None:
+                raise ConfigError(why)
             raise SchedulerError(
                 f"scheduler {self.scheduler.name} leaves {self._unfinished} jobs waiting on an "
                 "idle machine after the last submission: they would never start"
             )
 
-    def _nodes_to_come(self) -> bool:
+    def _changes_to_come(self) -> bool:
         """On a platform: outages are still to come (jobs may wait for nodes to come back; a
         node down once none is to come is down for good)."""
-        nodes = self.nodes
-        return nodes is not None and nodes.outages_pending
+        changes = getattr(self.machine, "changes_to_come", None)
+        return changes is not None and bool(changes())
 
     # -- running ------------------------------------------------------------------------------
     def run(
@@ -496,23 +491,12 @@ class Site:
             window = (0.0, 0.0)
         skipped = sum(n for reason, n in self.rejected.items() if reason != AFTER_HORIZON)
         summary, users = measure(records, self.machine.procs, window, skipped=skipped)
-        placement = partitions = None
-        platform_stats: dict[str, Any] = {}
-        if self.nodes is not None:
-            from sitesim.platform import boundary as platform_site
-
-            placement = platform_site.placement_records(self, len(records))
-            platform_stats, partitions = platform_site.platform_summary(
-                self, records, placement, window
-            )
-        per_account = decisions = None
-        associations = getattr(self.scheduler, "associations", None)
-        if associations is not None:
-            from sitesim.slurm.accounts import per_account as account_table
-
-            per_account = account_table(records, window, associations)
-        if hasattr(self.scheduler, "decision_records"):
-            decisions = self.scheduler.decision_records()
+        extra: dict[str, Any] = {}
+        collect = getattr(self.machine, "collect", None)
+        if collect is not None:
+            extra.update(collect(records, window, self.jobs))
+        for observer in self._observers:
+            extra.update(observer.collect(records, window))
         return SiteResult(
             procs=self.machine.procs,
             scheduler=self.scheduler.name,
@@ -524,11 +508,7 @@ class Site:
             rejected=dict(sorted(self.rejected.items())),
             utility=self._utility_texts(),
             platform=self.platform,
-            placement=placement,
-            per_partition=partitions,
-            platform_stats=platform_stats,
-            per_account=per_account,
-            decisions=decisions,
+            **extra,
         )
 
     def _utility_texts(self) -> dict[int, str]:

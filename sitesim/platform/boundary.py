@@ -1,35 +1,31 @@
-"""A site on a platform of nodes: the site boundary's checks, outages, the placement records
-and the per-partition statistics.
+"""A site on a platform of nodes: the site boundary's checks, the placement records and the
+per-partition statistics.
 
-:func:`attach` gives a :class:`~sitesim.engine.site.Site` a
-:class:`~sitesim.platform.machine.NodeMachine` and a :class:`~sitesim.platform.passes.NodePass`. At
-submission each job's request (:class:`~sitesim.platform.placement.Request` in ``Job.ask``, or none)
-is resolved to a :class:`~sitesim.platform.placement.Demand`: the partition named, else the one the
-platform maps the job's SWF partition number to, else the default partition. A job its partition can
-never run is refused by reason (lenient) or stops the run (strict), like any impossible job.
+At submission each job's request (:class:`~sitesim.platform.placement.Request` in ``Job.ask``,
+or none) is resolved to a :class:`~sitesim.platform.placement.Demand` (:class:`Resolver`): the
+partition named, else the one the platform maps the job's SWF partition number to, else the
+default partition (a simulated user's job: one drawn by the partitions' shares,
+:class:`PartitionMix`). A job its partition can never run is refused by reason (lenient) or
+stops the run (strict), like any impossible job. When the result is collected,
+:class:`PartitionTables` gives where each job ran, the platform's statistics and one row per
+partition.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sitesim.engine.job import Job
 from sitesim.engine.metrics import HOUR, MINUTE, slowdowns, window_jobs
-from sitesim.platform.description import Platform, format_nodes
-from sitesim.platform.machine import NodeMachine
-from sitesim.platform.passes import NodePass
 from sitesim.platform.placement import Demand, Partitions, Request, fits_ever
 
 if TYPE_CHECKING:
-    from sitesim.engine.site import Site
-    from sitesim.platform.downtime import Outages, OutageStream
-    from sitesim.runs.config import RunConfig
-    from sitesim.schedulers.base import Scheduler
+    from sitesim.engine.job import Job
+    from sitesim.platform.description import Platform
+    from sitesim.platform.machine import NodeMachine
 
 #: Why the site refuses a job on a platform (keys of ``Site.rejected``).
 UNKNOWN_PARTITION = "unknown partition"
@@ -74,41 +70,25 @@ class PlatformRecords:
     nodes: list[str]
 
 
-def attach(site: Site, platform: Platform, scheduler: Scheduler) -> None:
-    """Give ``site`` the nodes of ``platform`` and the pass that schedules on them."""
-    parts = Partitions(platform)
+class Resolver:
+    """Resolves each job's request to its demand on the platform (``job.demand``), or says why
+    the job cannot run there: ``(reason, detail)``; called by the site for every submission."""
 
-    def ended(job: Job) -> None:
-        node_pass._changes += 1
-        site._job_ended(job)
+    def __init__(self, parts: Partitions, seed: int) -> None:
+        platform = parts.platform
+        self.parts = parts
+        self._swf = platform.swf_partitions()
+        self._names = {p.name: k for k, p in enumerate(platform.partitions)}
+        self._feasible: dict[Demand, bool] = {}
+        self._mix = PartitionMix(parts, seed)
 
-    def killed(job: Job, requeue: bool) -> None:
-        node_pass._changes += 1
-        if requeue:
-            site.scheduler.submit(job, site.env.now)
-            site.pass_due = True
-        else:
-            site._job_ended(job)
-
-    machine = NodeMachine(site.env, parts, ended, killed)
-    site.nodes = machine
-    site.machine = machine  # type: ignore[assignment]  # (the site reads procs and running)
-    site._node_pass = node_pass = NodePass(machine, scheduler)
-    site._demand = _resolver(site, parts)  # type: ignore[method-assign]
-
-
-def _resolver(site: Site, parts: Partitions) -> Any:
-    platform = parts.platform
-    swf = platform.swf_partitions()
-    names = {p.name: k for k, p in enumerate(platform.partitions)}
-    default = platform.default
-    feasible: dict[Demand, bool] = {}
-    mix = PartitionMix(parts, site.seed)
-
-    def resolve(job: Job) -> tuple[str, str] | None:
+    def __call__(self, job: Job) -> tuple[str, str] | None:
+        parts = self.parts
+        platform = parts.platform
+        names = self._names
         ask: Request | None = job.ask
         if ask is None:
-            part, nodes, gpus, memory = mix.draw(job), 0, 0, 0
+            part, nodes, gpus, memory = self._mix.draw(job), 0, 0, 0
         else:
             nodes, gpus, memory = ask.nodes, ask.gpus, ask.memory
             if ask.partition is not None:
@@ -120,7 +100,7 @@ def _resolver(site: Site, parts: Partitions) -> Any:
                     )
                 part = found
             else:
-                part = swf.get(ask.swf, default)
+                part = self._swf.get(ask.swf, platform.default)
         if nodes > job.size:
             return TOO_LARGE, f"asks for {nodes} nodes for {job.size} cores: a core a node at least"
         if job.estimate > parts.max_time[part]:
@@ -134,9 +114,9 @@ def _resolver(site: Site, parts: Partitions) -> Any:
                 f"{platform.partitions[part].name!r} has at most {parts.max_gpus[part]}"
             )
         demand = Demand(part, int(job.size), nodes, gpus, memory)
-        ok = feasible.get(demand)
+        ok = self._feasible.get(demand)
         if ok is None:
-            ok = feasible[demand] = fits_ever(parts, demand)
+            ok = self._feasible[demand] = fits_ever(parts, demand)
         if not ok:
             return TOO_LARGE, (
                 f"asks for {job.size} cores"
@@ -146,8 +126,6 @@ def _resolver(site: Site, parts: Partitions) -> Any:
             )
         job.demand = demand
         return None
-
-    return resolve
 
 
 #: A trace replayed on a platform is likely on the wrong one when the platform has this many
@@ -236,228 +214,102 @@ class PartitionMix:
         return int(np.searchsorted(weights, self._uniform.pop() * weights[-1], side="right"))
 
 
-def build_site(
-    config: RunConfig, procs: int, scheduler: Scheduler, horizon: float, **options: Any
-) -> Site:
-    """The site of a configured run: ``procs`` processors, or the configuration's platform
-    with its outages up to ``horizon`` (drawn from the run's seed as the run reaches them).
-
-    Raises:
-        ConfigError: the outages up to ``horizon`` are too many
-            (:func:`sitesim.runs.budget.check_outages`).
-    """
-    from sitesim.engine.site import Site
-
-    platform = config.make_platform()
-    site = Site(platform or procs, scheduler, seed=config.seed, **options)
-    if platform is not None and platform.downtime and site.nodes is not None:
-        from sitesim.platform.downtime import Downtime
-        from sitesim.runs.budget import check_outages
-
-        check_outages(platform, horizon, config.platform)
-        names = {p.name: p.nodes for p in platform.partitions}
-        downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, platform.name, None)
-        outages = downtime.stream(horizon, [config.seed, OUTAGE_STREAM])
-        add_outages(site, outages, downtime.on_failure == "requeue")
-    return site
-
-
 #: The random stream of node failures, beside the run's seed.
 OUTAGE_STREAM = 0x0D0E
 
 
-# -- outages -----------------------------------------------------------------------------------
-def add_outages(site: Site, outages: Outages | OutageStream, requeue: bool) -> None:
-    """Take nodes down and bring them back as ``outages`` say (rows, or a stream of them drawn
-    as the run reaches them); tell the pass about the maintenance windows (known in advance;
-    failures are not). A node whose outage never ends (``up`` infinite) stays down."""
-    from sitesim.platform.downtime import MAINTENANCE, Downtime, Outages
-
-    machine, node_pass = site.nodes, site._node_pass
-    if machine is None or node_pass is None:
-        raise ValueError("outages need a site on a platform of nodes, not on processors")
-    if isinstance(outages, Outages):
-        maintenance = _subset(outages, outages.kind == MAINTENANCE)
-        blocks: Iterator[tuple[float, Outages]] = iter([(math.inf, outages)])
-    else:  # (every window up to the horizon: the passes plan around them)
-        windows = Downtime(outages.downtime.windows)
-        maintenance = windows.outages(outages.horizon, outages.seed)
-        blocks = outages.blocks()
-    if len(maintenance):
-        node_pass._windows = node_pass._window_allocs(maintenance)
-    _OutageFeed(site, machine, node_pass, blocks, requeue).start()
-
-
-class _OutageFeed:
-    """Fires the outages' events in time order: at each instant with events, nodes back up
-    first, then nodes going down, each a group (one event) in node order. Events are built a
-    block of outages at a time; an outage that outlasts its block comes back in a later one."""
-
-    def __init__(
-        self,
-        site: Site,
-        machine: NodeMachine,
-        node_pass: NodePass,
-        blocks: Iterator[tuple[float, Outages]],
-        requeue: bool,
-    ) -> None:
-        self.site, self.machine, self.node_pass = site, machine, node_pass
-        self.blocks = blocks
-        self.requeue = requeue
-        self.callbacks: list[Callable[[Any], None]] = [self.fire]
-        self.later = (np.empty(0, np.int64), np.empty(0))  # ups after the block: node, time
-        self.times = np.empty(0)  # the block's events: time, going down, node (sorted)
-        self.going = np.empty(0, bool)
-        self.nodes = np.empty(0, np.int64)
-        self.starts = np.zeros(1, np.int64)  # where each group begins (and the end)
-        self.group = 0
-
-    def start(self) -> None:
-        """Schedule the first group (if any)."""
-        self.machine.outages_pending = self._load()
-        if self.machine.outages_pending:
-            self._schedule()
-
-    def _load(self) -> bool:
-        """The events of the next blocks, up to the first block with any; False if none is
-        left. An up time of ``math.inf`` is never fired."""
-        for end, rows in self.blocks:
-            node = np.concatenate([self.later[0], rows.node])
-            time = np.concatenate([self.later[1], rows.up])
-            now = time < end
-            self.later = (node[~now & (time < math.inf)], time[~now & (time < math.inf)])
-            times = np.concatenate([time[now], rows.down])
-            going = np.concatenate([np.zeros(int(now.sum()), bool), np.ones(len(rows), bool)])
-            nodes = np.concatenate([node[now], rows.node])
-            if not len(times):
-                continue
-            order = np.lexsort((nodes, going, times))  # (back before down)
-            self.times, self.going, self.nodes = times[order], going[order], nodes[order]
-            cut = np.flatnonzero(
-                (self.times[1:] != self.times[:-1]) | (self.going[1:] != self.going[:-1])
-            )
-            self.starts = np.concatenate([[0], cut + 1, [len(self.times)]])
-            self.group = 0
-            return True
-        return False
-
-    def _schedule(self) -> None:
-        env = self.site.env
-        env.after(float(self.times[self.starts[self.group]]) - env.now, self.callbacks, None)
-
-    def fire(self, _event: Any) -> None:
-        """The next group: its nodes go down (their jobs killed) or come back."""
-        low, high = self.starts[self.group], self.starts[self.group + 1]
-        nodes = self.nodes[low:high]
-        if self.going[low]:
-            self.machine.go_down(nodes, self.requeue)
-        else:
-            self.machine.come_up(nodes)
-        site, node_pass = self.site, self.node_pass
-        site.scheduler.nodes_changed()
-        node_pass._changes += 1
-        node_pass.forget_past_windows(site.env.now)
-        site.pass_due = True
-        self.group += 1
-        if self.group + 1 < len(self.starts) or self._load():
-            self._schedule()
-        else:
-            self.machine.outages_pending = False
-
-
-def down_for_good(machine: NodeMachine, waiting: int) -> str:
-    """Why a run on an idle machine with jobs waiting and no outage to come cannot go on."""
-    down = format_nodes(np.flatnonzero(~machine.up))
-    return (
-        f"{waiting:,} jobs are still waiting on an idle machine after the last submission, and "
-        f"nodes {down} are down for good (an outage that never ends, such as a maintenance "
-        "window with duration UNLIMITED): jobs that need them would never start"
-    )
-
-
-def _subset(outages: Outages, keep: np.ndarray) -> Outages:
-    kept = (outages.node[keep], outages.down[keep], outages.up[keep], outages.kind[keep])
-    return type(outages)(*kept)
-
-
 # -- results -----------------------------------------------------------------------------------
-def placement_records(site: Site, count: int) -> PlatformRecords:
-    """The placement of the first ``count`` records (by job id)."""
-    machine = site.nodes
-    assert machine is not None
-    placed = machine.placed
-    table = np.zeros(count, dtype=PLACEMENT_DTYPE)
-    table["partition"] = -1
-    nodes = [""] * count
-    for jid, (part, n, cores, gpus, memory, text) in placed.items():
-        if jid <= count:
-            table[jid - 1] = (part, n, cores, gpus, memory, machine.requeues.get(jid, 0))
-            nodes[jid - 1] = text
-    for job in site.jobs:  # waiting or running still (a run cut short), or never placed
-        if job is not None and job.id <= count and job.demand is not None:
-            table["partition"][job.id - 1] = job.demand.part
-    return PlatformRecords(table, nodes)
+class PartitionTables:
+    """What a run on a platform adds to its result: where each job ran (``placement``), the
+    platform's statistics (``platform_stats``) and the per-partition table
+    (``per_partition``)."""
 
+    def __init__(self, machine: NodeMachine) -> None:
+        self.machine = machine
 
-def platform_summary(
-    site: Site, records: np.ndarray, placement: PlatformRecords, window: tuple[float, float]
-) -> tuple[dict[str, Any], np.ndarray]:
-    """The platform's flat statistics and the per-partition table: utilization of the cores,
-    GPUs and memory jobs held and availability (the share of node-time up) over ``window``;
-    node-hours down, jobs requeued or failed and the work lost over the whole run."""
-    machine = site.nodes
-    assert machine is not None
-    platform = machine.parts.platform
-    t0, t1 = window
-    length = max(t1 - t0, 0.0)
-    table = placement.table
-    ran = np.isfinite(records["start"]) & np.isfinite(records["end"])
-    start = np.maximum(records["start"], t0)
-    end = np.minimum(records["end"], t1)
-    held = np.where(ran, np.maximum(end - start, 0.0), 0.0)
+    def collect(
+        self, records: np.ndarray, window: tuple[float, float], jobs: list[Job | None]
+    ) -> dict[str, Any]:
+        placement = self.placement(len(records), jobs)
+        stats, partitions = self.summary(records, placement, window)
+        return {"placement": placement, "platform_stats": stats, "per_partition": partitions}
 
-    def used(column: str, total: int) -> float:
-        if not total or not length:
-            return math.nan
-        return float((table[column] * held).sum()) / (total * length)
+    def placement(self, count: int, jobs: list[Job | None]) -> PlatformRecords:
+        """The placement of the first ``count`` records (by job id)."""
+        machine = self.machine
+        table = np.zeros(count, dtype=PLACEMENT_DTYPE)
+        table["partition"] = -1
+        nodes = [""] * count
+        for jid, (part, n, cores, gpus, memory, text) in machine.placed.items():
+            if jid <= count:
+                table[jid - 1] = (part, n, cores, gpus, memory, machine.requeues.get(jid, 0))
+                nodes[jid - 1] = text
+        for job in jobs:  # waiting or running still (a run cut short), or never placed
+            if job is not None and job.id <= count and job.demand is not None:
+                table["partition"][job.id - 1] = job.demand.part
+        return PlatformRecords(table, nodes)
 
-    down_hours = machine.down_seconds(site.now) / HOUR  # (the whole run)
-    window_down = (machine.down_seconds(t1) - machine.down_seconds(t0)) / HOUR
-    summary: dict[str, Any] = {
-        "nodes": platform.nodes,
-        "cores": platform.total_cores,
-        "gpus": platform.total_gpus,
-        "core_utilization": used("cores", platform.total_cores),
-        "gpu_utilization": used("gpus", platform.total_gpus),
-        "memory_utilization": used("memory", platform.total_memory),
-        "availability": 1.0 - window_down * HOUR / (platform.nodes * length) if length else 1.0,
-        "node_hours_down": down_hours,
-        "jobs_requeued": machine.requeued,
-        "jobs_failed": machine.failed,
-        "work_lost_core_h": machine.work_lost / HOUR,
-    }
-    rows = np.zeros(len(platform.partitions), dtype=PARTITION_DTYPE)
-    parts = machine.parts
-    in_window = window_jobs(records, window)
-    chosen = table[in_window["id"] - 1]["partition"] if len(in_window) else np.zeros(0, np.int32)
-    slowdown, bounded = slowdowns(in_window)
-    for k, part in enumerate(platform.partitions):
-        mine = chosen == k
-        sel = in_window[mine]
-        jobs = len(sel)
-        rows[k]["partition"] = part.name
-        rows[k]["nodes"] = len(part.nodes)
-        rows[k]["cores"] = parts.total_cores[k]
-        rows[k]["jobs"] = jobs
-        rows[k]["wait_mean_min"] = _mean(sel["wait"]) / MINUTE
-        rows[k]["response_mean_min"] = _mean(sel["response"]) / MINUTE
-        rows[k]["slowdown_mean"] = _mean(slowdown[mine])
-        rows[k]["bsld_mean"] = _mean(bounded[mine])
-        in_part = table["partition"] == k
-        busy = float((table["cores"][in_part] * held[in_part]).sum())
-        total = parts.total_cores[k] * length
-        rows[k]["core_utilization"] = busy / total if total else math.nan
-    return summary, rows
+    def summary(
+        self, records: np.ndarray, placement: PlatformRecords, window: tuple[float, float]
+    ) -> tuple[dict[str, Any], np.ndarray]:
+        """The platform's flat statistics and the per-partition table: utilization of the
+        cores, GPUs and memory jobs held and availability (the share of node-time up) over
+        ``window``; node-hours down, jobs requeued or failed and the work lost over the whole
+        run."""
+        machine = self.machine
+        platform = machine.parts.platform
+        t0, t1 = window
+        length = max(t1 - t0, 0.0)
+        table = placement.table
+        ran = np.isfinite(records["start"]) & np.isfinite(records["end"])
+        start = np.maximum(records["start"], t0)
+        end = np.minimum(records["end"], t1)
+        held = np.where(ran, np.maximum(end - start, 0.0), 0.0)
+
+        def used(column: str, total: int) -> float:
+            if not total or not length:
+                return math.nan
+            return float((table[column] * held).sum()) / (total * length)
+
+        down_hours = machine.down_seconds(machine.env.now) / HOUR  # (the whole run)
+        window_down = (machine.down_seconds(t1) - machine.down_seconds(t0)) / HOUR
+        summary: dict[str, Any] = {
+            "nodes": platform.nodes,
+            "cores": platform.total_cores,
+            "gpus": platform.total_gpus,
+            "core_utilization": used("cores", platform.total_cores),
+            "gpu_utilization": used("gpus", platform.total_gpus),
+            "memory_utilization": used("memory", platform.total_memory),
+            "availability": 1.0 - window_down * HOUR / (platform.nodes * length) if length else 1.0,
+            "node_hours_down": down_hours,
+            "jobs_requeued": machine.requeued,
+            "jobs_failed": machine.failed,
+            "work_lost_core_h": machine.work_lost / HOUR,
+        }
+        rows = np.zeros(len(platform.partitions), dtype=PARTITION_DTYPE)
+        parts = machine.parts
+        in_window = window_jobs(records, window)
+        chosen = (
+            table[in_window["id"] - 1]["partition"] if len(in_window) else np.zeros(0, np.int32)
+        )
+        slowdown, bounded = slowdowns(in_window)
+        for k, part in enumerate(platform.partitions):
+            mine = chosen == k
+            sel = in_window[mine]
+            jobs = len(sel)
+            rows[k]["partition"] = part.name
+            rows[k]["nodes"] = len(part.nodes)
+            rows[k]["cores"] = parts.total_cores[k]
+            rows[k]["jobs"] = jobs
+            rows[k]["wait_mean_min"] = _mean(sel["wait"]) / MINUTE
+            rows[k]["response_mean_min"] = _mean(sel["response"]) / MINUTE
+            rows[k]["slowdown_mean"] = _mean(slowdown[mine])
+            rows[k]["bsld_mean"] = _mean(bounded[mine])
+            in_part = table["partition"] == k
+            busy = float((table["cores"][in_part] * held[in_part]).sum())
+            total = parts.total_cores[k] * length
+            rows[k]["core_utilization"] = busy / total if total else math.nan
+        return summary, rows
 
 
 def _mean(values: np.ndarray) -> float:

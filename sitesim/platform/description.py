@@ -47,14 +47,20 @@ import hashlib
 import math
 import re
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from sitesim.engine.machine import Machine
 from sitesim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sitesim.engine.event_queue import SiteEnvironment
+    from sitesim.engine.job import Job
+    from sitesim.platform.machine import NodeMachine
 
 Allocation = Literal["exclusive", "shared"]
 Placement = Literal["first_fit", "best_fit"]
@@ -194,6 +200,28 @@ class Platform:
             and len(self.partitions[0].nodes) == self.nodes
             and not self.downtime
         )
+
+    def build_machine(
+        self,
+        env: SiteEnvironment,
+        *,
+        seed: int,
+        reservations: str,
+        on_end: Callable[[Job], None],
+        on_requeue: Callable[[Job], None],
+        on_change: Callable[[], None],
+    ) -> Machine | NodeMachine:
+        """The machine of a site on this platform (:class:`~sitesim.engine.site.Site` builds
+        it): N processors when :attr:`is_processors`, else its nodes
+        (:class:`~sitesim.platform.machine.NodeMachine`; the arguments are its own)."""
+        if self.is_processors:
+            return Machine(env, self.nodes, on_end)
+        from sitesim.platform.machine import NodeMachine
+
+        return NodeMachine(
+            env, self, seed=seed, reservations=reservations, on_end=on_end,
+            on_requeue=on_requeue, on_change=on_change,
+        )  # fmt: skip
 
     @property
     def nodes(self) -> int:

@@ -45,11 +45,13 @@ import numpy as np
 
 from sitesim.platform.description import (
     _MAX_TIME_TEXT,
+    Platform,
     PlatformError,
     _Checker,
     minutes,
     parse_duration,
 )
+from sitesim.platform.placement import Alloc
 
 OnFailure = Literal["requeue", "fail"]
 ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)
@@ -676,3 +678,42 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return value
     return []
+
+
+def merged_windows(windows: Outages, platform: Platform) -> list[tuple[float, float, Alloc]]:
+    """The maintenance windows as ``(down, up, the whole nodes it takes)``, by start, each
+    node's overlapping windows merged (a node is down while any covers it)."""
+    if not len(windows):
+        return []
+    node, down, up = merged_intervals(windows.node, windows.down, windows.up)
+    order = np.lexsort((node, up, down))  # (by window, each window's nodes together)
+    node, down, up = node[order], down[order], up[order]
+    first = np.flatnonzero(np.r_[True, (down[1:] != down[:-1]) | (up[1:] != up[:-1])])
+    allocs = []
+    for low, high in zip(first.tolist(), [*first[1:].tolist(), len(node)], strict=True):
+        nodes = node[low:high]  # (ascending, once each: merged intervals do not overlap)
+        gpus, memory = platform.gpus[nodes], platform.memory[nodes]
+        whole = Alloc(nodes, platform.cores[nodes], gpus, memory)
+        allocs.append((float(down[low]), float(up[low]), whole))
+    return allocs
+
+
+def merged_intervals(
+    node: np.ndarray, down: np.ndarray, up: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each node's intervals ``[down, up)`` merged where they overlap or touch (``up`` may be
+    ``math.inf``: a node that never comes back)."""
+    order = np.lexsort((down, node))
+    node, down, up = node[order], down[order], up[order]
+    endless = np.isinf(up)
+    never = float(np.max(up, where=~endless, initial=float(down.max()))) + 1.0
+    up = np.where(endless, never, up)  # (as a finite time after every other; put back below)
+    span = never + 1.0  # (each node's times shifted into its own range)
+    shift = node * span
+    reach = np.maximum.accumulate(up + shift)
+    begins = np.ones(len(node), dtype=bool)
+    begins[1:] = down[1:] + shift[1:] > reach[:-1]
+    starts = np.flatnonzero(begins)
+    ends = np.append(starts[1:], len(node)) - 1
+    merged_up = np.where(np.add.reduceat(endless, starts) > 0, math.inf, reach[ends] - shift[ends])
+    return node[starts], down[starts], merged_up

@@ -15,7 +15,7 @@ from sitesim.errors import ConfigError, InvalidJobError, SitesimError, require
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
-from sitesim.platform.boundary import build_site
+from sitesim.runs.build import build_site
 from sitesim.runs.config import ReplayConfig
 from sitesim.runs.runner import scheduler_settings
 from sitesim.schedulers import Scheduler

@@ -11,8 +11,8 @@ from sitesim.engine.site import SiteResult, User
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load, path_of
 from sitesim.models.users import UserKind, UserModel
-from sitesim.platform.boundary import build_site
 from sitesim.runs.budget import check_site_run
+from sitesim.runs.build import build_site
 from sitesim.runs.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
 from sitesim.runs.runner import progress_function, scheduler_settings
 from sitesim.schedulers import Scheduler, registered

@@ -69,3 +69,14 @@ def per_account(
     used = sel["size"] * (sel["end"] - sel["start"]) / 3600
     table["core_hours"] = np.bincount(account, weights=used, minlength=n)
     return table[jobs > 0]
+
+
+class AccountTable:
+    """Adds the per-account table (:func:`per_account`) to a run's result (an observer of
+    the run, :class:`~sitesim.engine.scheduler.Observer`)."""
+
+    def __init__(self, associations: Associations) -> None:
+        self.associations = associations
+
+    def collect(self, records: np.ndarray, window: tuple[float, float]) -> dict[str, object]:
+        return {"per_account": per_account(records, window, self.associations)}

@@ -1,9 +1,9 @@
 """Invariants of platforms of nodes on random platforms and workloads (Hypothesis).
 
-- N one-core nodes in one partition give the schedules of ``--procs N`` (every scheduler that
-  holds at most one reservation: the list, greedy and EASY passes; conservative backfilling
-  and the planners reserve concrete nodes for every waiting job, and a node a reservation
-  holds is not interchangeable with another, so their schedules on nodes can differ);
+- N one-core nodes in one partition give the schedules of ``--procs N`` (every scheduler but
+  conservative backfilling and the planners, which reserve concrete nodes for every waiting
+  job: a node a reservation holds is not interchangeable with another, so their schedules on
+  nodes can differ);
 - conservative backfilling on nodes never starts a job later than the start it promised;
 - no node's cores, GPUs or memory are ever over-allocated, and a job runs only on nodes of its
   partition;
@@ -26,7 +26,6 @@ from hypothesis import strategies as st
 from sitesim.engine.job import Job, JobState
 from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
-from sitesim.platform.boundary import add_outages
 from sitesim.platform.description import Platform
 from sitesim.platform.downtime import Downtime, Outages
 from sitesim.platform.placement import Request
@@ -35,10 +34,10 @@ from tests.property.test_invariants import Workload, workloads
 
 #: Schedulers that need utility functions to order jobs are left to their own tests.
 SCHEDULERS = sorted(set(REGISTRY) - {"FIRSTPRICE", "PRIO"})
-#: Those that hold at most one reservation at a time on one partition.
-ONE_RESERVATION = [
-    name for name in SCHEDULERS if REGISTRY[name].platform_mode in ("list", "greedy", "easy")
-]
+#: Those whose reservations on one partition never depend on which nodes they hold (the
+#: planners reserve concrete nodes for every waiting job, and a node a reservation holds is not
+#: interchangeable with another).
+ONE_RESERVATION = sorted(set(SCHEDULERS) - {"CONSERVATIVE", "PLAN", "DYNP"})
 
 
 def one_core_nodes(procs: int) -> Platform:
@@ -156,7 +155,7 @@ class Submitter:
 def run_on(platform: Platform, jobs: list[Asked], scheduler: Any) -> Site:
     site = Site(platform, scheduler)
     if platform.downtime:
-        add_outages(site, outages_of(platform), requeue=True)
+        site.machine.add_outages(outages_of(platform), requeue=True)
     site.add_user(Submitter(jobs))
     site.run()
     return site
@@ -216,17 +215,17 @@ def test_no_job_runs_into_a_maintenance_window_on_its_nodes(data: st.DataObject,
 
 
 class RecordingEASY(EASY):
-    """EASY that remembers the first reservation the node pass made in each pass: (job,
-    reserved start)."""
+    """EASY that remembers the first reservation it made in each pass: (job, reserved
+    start)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.made: list[tuple[Job, float]] = []
         self._passes = self._reserved_in = 0
 
-    def platform_order(self, now: float, free: int, running: Any) -> list[Job]:
+    def select(self, now: float, resources: Any) -> list[Job]:
         self._passes += 1
-        return super().platform_order(now, free, running)
+        return super().select(now, resources)
 
     @property  # type: ignore[override]
     def reservation(self) -> tuple[Job, float] | None:

@@ -151,7 +151,7 @@ class Literal(SLURM):
                     and not (limit and reserved[part] >= limit)
                 ):
                     reserved[part] += 1
-                    res.reserve(start, duration, where)
+                    res.reserve(job, start, where, duration)
                 continue
             res.take_now(job, where)
             self._started(job, now, "backfill")

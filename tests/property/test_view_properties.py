@@ -80,12 +80,11 @@ def test_every_job_is_drawn_on_its_nodes_and_cores(data: st.DataObject, name: st
     asked = [(s, c, 0.0 if b else r, e, a) for (s, c, r, e, a), b in zip(asked, brief, strict=True)]
     site = Site(platform, create(name))
     if platform.downtime:
-        from sitesim.platform.boundary import add_outages
-        from sitesim.platform.downtime import Downtime
+                from sitesim.platform.downtime import Downtime
 
         names = {p.name: p.nodes for p in platform.partitions}
         downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, "test", None)
-        add_outages(site, downtime.outages(2000.0, 1), requeue=True)
+        site.machine.add_outages(downtime.outages(2000.0, 1), requeue=True)
     site.add_user(Submitter(asked))
     result = site.run()
     assert result.placement is not None

@@ -15,7 +15,6 @@ from sitesim.cli.main import main
 from sitesim.engine.job import Job, JobState
 from sitesim.engine.site import Site
 from sitesim.errors import ConfigError, InvalidJobError
-from sitesim.platform.boundary import add_outages
 from sitesim.platform.description import Platform
 from sitesim.platform.downtime import FAILURE, MAINTENANCE, Outages
 from sitesim.platform.placement import Demand, Partitions, Request, capacity, place
@@ -105,7 +104,7 @@ def outages(rows: list[tuple[int, float, float, int]]) -> Outages:
 
 def test_a_job_on_a_failing_node_is_requeued_and_its_lost_work_counted() -> None:
     site = Site(Platform.from_dict(MIXED), create("EASY"))
-    add_outages(site, outages([(0, 100.0, 400.0, FAILURE)]), requeue=True)
+    site.machine.add_outages(outages([(0, 100.0, 400.0, FAILURE)]), requeue=True)
     job = Job(4, 1000.0, 2000.0)
     site.add_user(At([(0.0, job)]))
     result = site.run()
@@ -121,7 +120,7 @@ def test_a_job_on_a_failing_node_is_requeued_and_its_lost_work_counted() -> None
 
 def test_without_requeue_a_job_on_a_failing_node_is_recorded_as_failed() -> None:
     site = Site(Platform.from_dict(MIXED), create("FCFS"))
-    add_outages(site, outages([(0, 100.0, 400.0, FAILURE)]), requeue=False)
+    site.machine.add_outages(outages([(0, 100.0, 400.0, FAILURE)]), requeue=False)
     job = Job(4, 1000.0, 2000.0)
     site.add_user(At([(0.0, job)]))
     result = site.run()
@@ -135,7 +134,7 @@ def test_a_node_in_two_outages_at_once_stays_down_until_both_end() -> None:
     platform = Platform.from_dict({"nodes": nodes, "partitions": [{"name": "p", "nodes": "n"}]})
     site = Site(platform, create("EASY"))
     rows = [(0, 0.0, 60.0, MAINTENANCE), (0, 0.0, 120.0, MAINTENANCE)]
-    add_outages(site, outages(rows), requeue=True)
+    site.machine.add_outages(outages(rows), requeue=True)
     job = Job(1, 0.0, 1.0)
     site.add_user(At([(0.0, job)]))
     site.run()
@@ -145,7 +144,7 @@ def test_a_node_in_two_outages_at_once_stays_down_until_both_end() -> None:
 def test_backfilling_never_starts_a_job_that_would_run_into_a_window() -> None:
     site = Site(Platform.from_dict(MIXED), create("EASY"))
     rows = [(n, 3600.0, 7200.0, MAINTENANCE) for n in range(4)]
-    add_outages(site, outages(rows), requeue=True)
+    site.machine.add_outages(outages(rows), requeue=True)
     long, short = Job(4, 3000.0, 3601.0), Job(4, 100.0, 3600.0)
     site.add_user(At([(0.0, long), (0.0, short)]))
     site.run()
@@ -250,7 +249,9 @@ def test_simulated_users_jobs_are_spread_over_the_partitions_by_their_shares(
 
 def test_a_job_that_ends_as_a_window_begins_is_not_killed() -> None:
     site = Site(Platform.from_dict(MIXED), create("EASY"))
-    add_outages(site, outages([(n, 100.0, 200.0, MAINTENANCE) for n in range(4)]), requeue=True)
+    site.machine.add_outages(
+        outages([(n, 100.0, 200.0, MAINTENANCE) for n in range(4)]), requeue=True
+    )
     job = Job(4, 100.0, 100.0)
     site.add_user(At([(0.0, job)]))
     result = site.run()
@@ -263,7 +264,7 @@ def test_planners_never_start_a_job_into_a_later_window(name: str) -> None:
     nodes = [{"type": "n", "count": 2, "cores": 1, "memory": 1}]
     platform = Platform.from_dict({"nodes": nodes, "partitions": [{"name": "p", "nodes": "n"}]})
     site = Site(platform, create(name))
-    add_outages(site, outages([(0, 1000.0, 1100.0, MAINTENANCE)]), requeue=True)
+    site.machine.add_outages(outages([(0, 1000.0, 1100.0, MAINTENANCE)]), requeue=True)
     jobs = [Job(1, 500.0, 500.0), Job(1, 500.0, 500.0), Job(1, 800.0, 800.0)]
     site.add_user(At([(0.0, job) for job in jobs]))
     result = site.run()
@@ -310,7 +311,7 @@ def test_a_storm_of_failures_holds_one_block_not_every_failure_to_the_horizon() 
     tracemalloc.start()
     try:
         site = Site(platform, create("EASY"))
-        add_outages(site, storm.stream(30 * 86_400.0, 1), requeue=True)
+        site.machine.add_outages(storm.stream(30 * 86_400.0, 1), requeue=True)
         job = Job(1, 5.0, 5.0)
         site.add_user(At([(0.0, job)]))
         result = site.run()
@@ -326,7 +327,7 @@ def test_a_storm_of_failures_holds_one_block_not_every_failure_to_the_horizon() 
 def test_nodes_down_for_good_never_come_back_and_jobs_that_need_them_stop_the_run() -> None:
     platform = identical(2)
     site = Site(platform, create("EASY"))
-    add_outages(site, outages([(0, 100.0, math.inf, MAINTENANCE)]), requeue=True)
+    site.machine.add_outages(outages([(0, 100.0, math.inf, MAINTENANCE)]), requeue=True)
     small, large = Job(4, 50.0, 50.0), Job(8, 50.0, 50.0)
     site.add_user(At([(200.0, small), (300.0, large)]))
     with pytest.raises(ConfigError) as caught:
@@ -343,7 +344,7 @@ def test_nodes_down_for_good_never_come_back_and_jobs_that_need_them_stop_the_ru
 def test_a_job_beside_a_node_down_for_good_runs_and_availability_counts_the_node() -> None:
     platform = identical(2)
     site = Site(platform, create("CONSERVATIVE"))
-    add_outages(site, outages([(0, 0.0, math.inf, MAINTENANCE)]), requeue=True)
+    site.machine.add_outages(outages([(0, 0.0, math.inf, MAINTENANCE)]), requeue=True)
     jobs = [Job(4, 3600.0, 3600.0), Job(4, 3600.0, 3600.0)]
     site.add_user(At([(0.0, jobs[0]), (3600.0, jobs[1])]))
     result = site.run()
@@ -372,7 +373,7 @@ def test_the_machine_counts_the_node_time_the_rows_give(tmp_path: Path) -> None:
     )
     site = Site(Platform.from_dict(MIXED), create("EASY"))
     rows = downtime.outages(3 * 86_400.0, 5)
-    add_outages(site, downtime.stream(3 * 86_400.0, 5), requeue=True)
+    site.machine.add_outages(downtime.stream(3 * 86_400.0, 5), requeue=True)
     site.add_user(At([(0.0, Job(4, 600.0, 900.0)), (2 * 86_400.0, Job(8, 600.0, 900.0))]))
     result = site.run()
     assert result.platform_stats["node_hours_down"] == pytest.approx(rows.node_hours(site.now))
@@ -380,7 +381,7 @@ def test_the_machine_counts_the_node_time_the_rows_give(tmp_path: Path) -> None:
 
 
 def test_merged_windows_keep_a_window_that_never_ends() -> None:
-    from sitesim.platform.passes import merged_intervals
+    from sitesim.platform.downtime import merged_intervals
 
     node, down, up = merged_intervals(
         np.array([0, 0, 1, 1]),

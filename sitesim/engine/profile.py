@@ -1,14 +1,17 @@
-"""The availability profile: free processors over future time, as a step function.
+"""Free processors over future time: the shadow time of EASY, and the availability profile.
 
-Planning schedulers (conservative backfilling, and the planning-based policies) place each job
-at the earliest time it fits for its whole estimated runtime, then subtract it from the profile.
+:func:`shadow_time` is when a job could start as the running jobs end, with nothing reserved.
+The :class:`AvailabilityProfile` is the plan of a pass on processors as a step function: a job is
+placed at the earliest time it fits for its whole estimated runtime, then taken off the profile
+(planning schedulers keep one from pass to pass). A platform's nodes have their own
+(:mod:`sitesim.platform.profile`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from sitesim.engine.machine import Running
+from sitesim.engine.resources import Running
 
 
 class AvailabilityProfile:
@@ -92,3 +95,23 @@ class AvailabilityProfile:
     def __repr__(self) -> str:
         steps = ", ".join(f"{t:g}:{f}" for t, f in zip(self.times, self.free, strict=True))
         return f"AvailabilityProfile({steps})"
+
+
+def shadow_time(need: int, free: int, running: Running) -> tuple[float, int]:
+    """When will ``need`` processors be free, and how many beyond ``need`` are free then?
+
+    ``free`` processors are free now; each running job returns its processors at its estimated
+    end. Returns ``(shadow time, extra processors)``; the extra processors include those of
+    every job that ends at the shadow time itself. ``need`` must not exceed the machine.
+    """
+    avail = free
+    jobs = iter(running)
+    for end, _, size in jobs:
+        avail += size
+        if avail >= need:
+            for later, _, more in jobs:  # the others ending at the shadow time
+                if later != end:
+                    break
+                avail += more
+            return end, avail - need
+    raise RuntimeError(f"{need} processors never become free: the job is larger than the machine")

@@ -1,19 +1,22 @@
-"""The SLURM scheduler's view of a platform: what is free now, and its backfill plan.
+"""The resources of a pass on nodes whose reservations hold whole nodes, as Slurm's backfill
+scheduler plans.
 
 Slurm's backfill scheduler plans on a map of the nodes available over time (the node-space map
 of its backfill plugin): the running jobs hold their cores, GPUs and memory until their time
 limits; a job it reserves takes its nodes whole, from its planned start to its planned end, and
 so does a maintenance window. A job may start now only on nodes that no reservation or window
-holds before it ends. :class:`SlurmNodes` is that plan for one pass (the ``Resources`` of
-``schedulers.slurm``):
+holds before it ends. :class:`WholeNodeResources` is that plan for one pass (the
+:class:`~sitesim.engine.resources.Resources` of a scheduler whose
+:attr:`~sitesim.engine.scheduler.Scheduler.reservations` are ``whole_nodes``, such as SLURM):
 
-- :meth:`~SlurmNodes.fits_now`: where a job starts now, touching no window or reservation;
-- :meth:`~SlurmNodes.earliest`: a job's earliest start for a duration, and where: the first
-  time from now at which it fits on what is free then (free now, plus what the running jobs,
-  the jobs started in this pass and the windows under way have given back by then) on nodes
-  that no window or reservation (a *block*) holds during its run;
-- :meth:`~SlurmNodes.lower_bound`: a time before which no plan of this pass can start the job
-  (the cores free in its partition as the running jobs end, blocks ignored).
+- :meth:`~WholeNodeResources.fits_now`: where a job starts now, touching no window or
+  reservation;
+- :meth:`~WholeNodeResources.earliest`: a job's earliest start for a duration, and where: the
+  first time from now at which it fits on what is free then (free now, plus what the running
+  jobs, the jobs started in this pass and the windows under way have given back by then) on
+  nodes that no window or reservation (a *block*) holds during its run;
+- :meth:`~WholeNodeResources.lower_bound`: a time before which no plan of this pass can start
+  the job (the cores free in its partition as the running jobs end, blocks ignored).
 
 The earliest start is found by a sweep over time from the lower bound: what the partition's
 unblocked nodes could give the job (their free cores; on an exclusive partition, the cores of
@@ -27,40 +30,44 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sitesim.engine.job import Job
+from sitesim.engine.resources import Resources, Running
 from sitesim.platform.placement import Alloc, Demand, Free, place
 from sitesim.platform.profile import _add_rows
 
 if TYPE_CHECKING:
-    from sitesim.platform.passes import NodePass
+    from sitesim.engine.job import Job
+    from sitesim.platform.machine import NodeMachine
 
 #: A partition's returns over time: times (ascending), nodes, what each gives the sweep, and
 #: what every node gives now (zero outside the partition).
 Returns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-class SlurmNodes:
-    """The nodes as one pass of the SLURM scheduler plans on them (see the module docstring).
+class WholeNodeResources(Resources):
+    """The nodes as one pass plans on them, reservations holding whole nodes (see the module
+    docstring).
 
     Args:
-        node_pass: the platform's pass (the machine, the partitions, the windows).
+        machine: the nodes.
         now: the clock.
+
+    Attributes:
+        taken: where each job this pass started runs.
     """
 
-    __slots__ = (
-        "_blocks", "_first_block", "_gives", "_own", "_returns", "_usable", "groups",
-        "node_pass", "now", "parts", "soonest", "work",
-    )  # fmt: skip
+    reservations = "whole_nodes"
 
-    def __init__(self, node_pass: NodePass, now: float) -> None:
-        self.node_pass, self.now, self.parts = node_pass, now, node_pass.parts
+    def __init__(self, machine: NodeMachine, now: float) -> None:
+        self.machine, self.now, self.parts = machine, now, machine.parts
         self.groups = self.parts.group
+        self.free = machine.free
+        self.taken: dict[Job, Alloc] = {}
         #: Free now (the machine's own arrays until the first start of the pass copies them).
-        self.work: Free = node_pass.machine.free
+        self.work: Free = machine.available
         self._own = False
         self.soonest = math.inf  # (the first end of a job started in this pass)
         #: What comes back during the plan besides the running jobs, by time: the jobs started
@@ -74,7 +81,7 @@ class SlurmNodes:
         self._usable: dict[int, int] = {}
         #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
         self._returns: dict[int, Returns] = {}
-        for down, up, alloc in node_pass._windows:  # (by start)
+        for down, up, alloc in machine.windows:  # (by start)
             if up <= now:
                 continue
             self._block(
@@ -83,6 +90,13 @@ class SlurmNodes:
             if down <= now:  # (down now: its nodes come back whole at its end)
                 self._gives.append((up, alloc))
         self._gives.sort(key=_first)
+
+    @property
+    def running(self) -> Running:
+        return [(end, jid, int(job.alloc.cores.sum())) for end, jid, job in self.machine.running]
+
+    def part(self, job: Job) -> int:
+        return int(job.demand.part)
 
     # -- now ---------------------------------------------------------------------------------
     def fits_now(self, job: Job, duration: float | None = None) -> Alloc | None:
@@ -108,12 +122,18 @@ class SlurmNodes:
             self._usable[part] = usable
         return demand.cores <= usable
 
+    def free_now(self, where: Any) -> bool:
+        return self.work.holds(where)
+
     def first_release(self) -> float:
-        running = self.node_pass.machine.running
+        running = self.machine.running
         first = min(running[0][0], self.soonest) if running else self.soonest
         return min(first, self._gives[0][0]) if self._gives else first
 
-    def take_now(self, job: Job, alloc: Alloc) -> None:
+    def take_now(self, job: Job, where: Any) -> None:
+        alloc: Alloc = where
+        self.taken[job] = alloc
+        self.free -= int(alloc.cores.sum())
         end = self.now + job.estimate
         if not self._own:
             self.work, self._own = self.work.copy(), True
@@ -139,12 +159,12 @@ class SlurmNodes:
     def lower_bound(self, job: Job) -> float:
         """No plan of this pass starts ``job`` before this time."""
         demand = job.demand
-        return max(self.now, self.node_pass.bound(demand.part, demand.cores))
+        return max(self.now, self.machine.bound(demand.part, demand.cores))
 
-    def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
-        self._block(
-            start, start + duration, alloc.nodes, {int(self.parts.node_group[alloc.nodes[0]])}
-        )
+    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+        alloc: Alloc = where
+        end = start + (job.estimate if duration is None else duration)
+        self._block(start, end, alloc.nodes, {int(self.parts.node_group[alloc.nodes[0]])})
 
     def _block(self, start: float, end: float, nodes: np.ndarray, groups: set[int]) -> None:
         """Hold ``nodes`` whole over ``[start, end)`` in the plan of each of ``groups``."""
@@ -156,9 +176,10 @@ class SlurmNodes:
         np.minimum.at(self._first_block, nodes, start)
 
     def earliest(
-        self, job: Job, duration: float, before: float = math.inf
+        self, job: Job, duration: float | None = None, before: float = math.inf
     ) -> tuple[float, Alloc | None]:
         demand = job.demand
+        duration = job.estimate if duration is None else duration
         now = self.now
         alloc = place(self.parts, demand, self._clear(now + duration, demand))
         if alloc is not None:
@@ -180,7 +201,7 @@ class SlurmNodes:
             return found
         parts, work = self.parts, self.work
         member = parts.member[part]
-        ends, nodes, cores, _, _ = self.node_pass.machine.releases.by_end()
+        ends, nodes, cores, _, _ = self.machine.releases.by_end()
         inside = member[nodes]
         ends, nodes, cores = ends[inside], nodes[inside], cores[inside]
         if self._gives:
@@ -210,7 +231,7 @@ class SlurmNodes:
     def _walk(self) -> Callable[[float], Free]:
         """The resources free at ascending times (one state, updated in place)."""
         state = self.work.copy()
-        table = self.node_pass.machine.releases.by_end()
+        table = self.machine.releases.by_end()
         gives = self._gives
         done = [0, 0]  # rows of the table, entries of gives, applied
 
@@ -232,7 +253,7 @@ class _Sweep:
 
     def __init__(
         self,
-        plan: SlurmNodes,
+        plan: WholeNodeResources,
         demand: Demand,
         duration: float,
         first: float,
@@ -359,30 +380,6 @@ class _Sweep:
             if blocked.any():
                 state = _without(state, blocked)
         return place(plan.parts, self.demand, state, self.free_now)
-
-
-def levels(node_pass: NodePass, part: int) -> tuple[np.ndarray, np.ndarray]:
-    """The times resources come back to partition ``part`` (the running jobs' ends, the ends
-    of windows under way), and the cores free in it: ``level[0]`` now, ``level[k + 1]`` from
-    ``times[k]`` on. Never less than a pass will find (what starts only takes)."""
-    machine, parts = node_pass.machine, node_pass.parts
-    member = parts.member[part]
-    ends, nodes, cores, _, _ = machine.releases.by_end()
-    inside = member[nodes]
-    times, gains = ends[inside], cores[inside]
-    now = machine.env.now
-    back = [
-        (up, int(alloc.cores[member[alloc.nodes]].sum()))
-        for down, up, alloc in node_pass._windows
-        if down <= now < up
-    ]
-    if back:
-        times = np.concatenate([times, [t for t, _ in back]])
-        gains = np.concatenate([gains, [c for _, c in back]])
-        order = np.argsort(times, kind="stable")
-        times, gains = times[order], gains[order]
-    base = int(machine.free.cores[parts.select[part]].sum())
-    return times, np.concatenate([[base], base + np.cumsum(gains)])
 
 
 def _without(state: Free, held: np.ndarray) -> Free:
