@@ -88,21 +88,23 @@ class Conservative(Scheduler):
             if compress:
                 queue.sort(key=self._order)
         self.compress_due = False
+        reservation, wheres, promised = self.reservation, self._where, self.promised
         for job in self._arrived:
-            start, where = plan.earliest(job)
-            self._hold(plan, job, start, where)
-            self.promised[job.id] = start
+            start, where = plan.place(job)
+            reservation[job] = start
+            wheres[job] = where
+            promised[job.id] = start
             insort(queue, job, key=self._order)
         self._arrived.clear()
         due = 0
         for job in queue:
-            if self.reservation[job] > now:
+            if reservation[job] > now:
                 break
             due += 1
         started = queue[:due]  # a prefix: allocate() dequeues it
         for job in started:
-            resources.take_now(job, self._where.pop(job))
-            del self.reservation[job]
+            resources.take_now(job, wheres.pop(job))
+            del reservation[job]
         return started
 
     def _hold(self, plan: Plan, job: Job, start: float, where: Any) -> None:

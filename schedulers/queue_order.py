@@ -148,6 +148,9 @@ class EASY(FCFS):
         #: The pass considers the queue as it stands (arrival order): it only grows at its
         #: end between passes, unless a job is withdrawn.
         self._in_arrival_order = self._queue_is_order and self.arrival_order
+        #: A pass may resume the last one (:meth:`Resources.resume`): in arrival order, and
+        #: backfilling as EASY does.
+        self._resumes = self._in_arrival_order and type(self).backfill is EASY.backfill
         self._withdrawn = False
         #: Kept only while the queue is long (they cost more than they save on a short one).
         self._columns: ArrivalColumns | None = None
@@ -165,6 +168,13 @@ class EASY(FCFS):
         priority = self.priority
         return sorted(self.queue, key=lambda job: (-priority(job, now), job.id))
 
+    def select(self, now: float, resources: Resources) -> list[Job]:
+        if self._resumes and not self._withdrawn and resources.free and self.queue:
+            started: list[Job] = []
+            if resources.resume(self.queue, started):  # (a pass with only new jobs)
+                return started
+        return FCFS.select(self, now, resources)
+
     def backfill(
         self, now: float, resources: Resources, queue: list[Job], first: int, started: list[Job]
     ) -> None:
@@ -172,14 +182,8 @@ class EASY(FCFS):
         size = estimate = None
         if columns is not None and queue is self.queue:
             size, estimate = columns.arrays()
-        reserved = resources.backfill(
-            queue,
-            first,
-            started,
-            size=size,
-            estimate=estimate,
-            appended_only=self._in_arrival_order and not self._withdrawn,
-        )
+        appended_only = self._in_arrival_order and not self._withdrawn
+        reserved = resources.backfill(queue, first, started, size, estimate, appended_only)
         self._withdrawn = False
         if reserved:
             self.reservation = reserved[0]

@@ -20,14 +20,22 @@ import numpy as np
 from sitesim.engine.event_queue import SiteEnvironment
 from sitesim.engine.profile import AvailabilityProfile, shadow_time
 from sitesim.engine.resources import Resources, Running
-from sitesim.errors import SchedulerError, require
+from sitesim.errors import JobStateError, SchedulerError, require
 
 if TYPE_CHECKING:
     from sitesim.engine.job import Job
+    from sitesim.engine.scheduler import Scheduler
 
 
 class OverAllocationError(SchedulerError):
     """A job was started on fewer free processors than it needs."""
+
+
+def started_twice(err: JobStateError, started: list[Job]) -> JobStateError:
+    """``err``, saying so if the scheduler returned a job twice in one pass."""
+    if len(set(map(id, started))) < len(started):
+        return JobStateError(f"{err} (the scheduler returned it twice)")
+    return err
 
 
 class Machine:
@@ -42,7 +50,6 @@ class Machine:
         procs: processors in all.
         free: processors free now.
         running: ``(estimated end, id, size)`` of the running jobs, ascending.
-        ends: jobs ended so far (a plan made before the last end may be stale).
     """
 
     #: A machine of processors: no platform of nodes.
@@ -56,23 +63,31 @@ class Machine:
         self.procs = procs
         self.free = procs
         self.running: Running = []
-        self.ends = 0
         self._on_end = on_end
         self._end_callbacks: list[Callable[[Any], None]] = [self._end]
         #: What the scheduler's passes decide against (one object, begun anew each pass).
-        self.resources = ProcessorResources(procs, self.running, self)
+        self.resources = ProcessorResources(procs, self.running)
 
-    def pass_resources(self, now: float) -> ProcessorResources:
-        """The resources of a pass at ``now``."""
+    def run_pass(self, scheduler: Scheduler, now: float) -> None:
+        """One allocation pass: the scheduler chooses on the resources of the pass, and the
+        jobs it chose start (each checked again as it starts)."""
         resources = self.resources
-        resources.begin(now, self.free)
-        return resources
-
-    def start_all(self, jobs: list[Job], resources: Resources) -> None:
-        """Start the jobs a pass chose (the processors are counted again as they start)."""
-        start = self.start
-        for job in jobs:
-            start(job)
+        resources.now = now  # (ProcessorResources.begin, inlined: once a pass)
+        resources.free = self.free
+        resources.passes += 1
+        if resources._dirty:
+            resources._taken = []
+            resources.profile = None
+            resources._level = None
+            resources._dirty = False
+        started = scheduler.allocate(now, resources)
+        if started:
+            start = self.start
+            try:
+                for job in started:
+                    start(job)
+            except JobStateError as err:
+                raise started_twice(err, started) from None
 
     def start(self, job: Job) -> None:
         """Start ``job`` now.
@@ -101,7 +116,7 @@ class Machine:
         running = self.running
         del running[bisect_left(running, (job.start + job.estimate, job.id, size))]
         self.free += size
-        self.ends += 1
+        self.resources._kept = None  # (processors came back: no pass resumes the last)
         self._on_end(job)
 
 
@@ -122,18 +137,21 @@ class ProcessorResources(Resources):
     Args:
         procs: processors in all.
         running: the running jobs, ``(estimated end, id, size)`` ascending (read, never changed).
-        machine: the machine (None for resources built by hand, :meth:`of`).
     """
 
-    def __init__(self, procs: int, running: Running, machine: Machine | None = None) -> None:
+    #: One partition.
+    partitions = 1
+
+    def __init__(self, procs: int, running: Running) -> None:
         self.procs = procs
         self._running = running
-        self._machine = machine
-        self._kept: tuple[Job, int, float, int, int, int] | None = None
-        self._last: tuple[Job, int, float, int, int, int] | None = None
+        #: Passes so far; the last blocked pass of EASY's backfilling, with its number.
+        self.passes = 0
+        self._kept: tuple[int, Job, int, float, int, int] | None = None
         self._taken: list[Job] = []
         self.profile: AvailabilityProfile | None = None
-        self._dirty = True
+        self._level: tuple[list[float], list[int]] | None = None
+        self._dirty = False
         self.begin(0.0, procs)
 
     @classmethod
@@ -145,18 +163,16 @@ class ProcessorResources(Resources):
         return resources
 
     def begin(self, now: float, free: int) -> None:
-        """A new pass at ``now`` with ``free`` processors free."""
+        """A new pass at ``now`` with ``free`` processors free (:meth:`Machine.run_pass`
+        does the same, inlined)."""
         self.now = now
         self.free = free
-        self._last, self._kept = self._kept, None
-        if self._dirty:  # (reset only what the last pass used)
-            self.free_before = free
+        self.passes += 1
+        if self._dirty:  # (forget only what the last pass used)
             self._taken = []
             self.profile = None
-            self._level: tuple[list[float], list[int]] | None = None
+            self._level = None
             self._dirty = False
-        else:
-            self.free_before = free
 
     @property
     def running(self) -> Running:
@@ -226,9 +242,10 @@ class ProcessorResources(Resources):
         if self._level is None:  # (the running jobs' ends, and what is free after each)
             self._dirty = True
             running = self._running
+            before = self.free + sum(job.size for job in self._taken)  # (at the pass's start)
             self._level = (
                 [end for end, _, _ in running],
-                list(accumulate((size for _, _, size in running), initial=self.free_before)),
+                list(accumulate((size for _, _, size in running), initial=before)),
             )
         ends, level = self._level
         k = bisect_left(level, job.size)
@@ -284,7 +301,6 @@ class ProcessorResources(Resources):
         jobs: Sequence[Job],
         first: int,
         started: list[Job],
-        *,
         size: np.ndarray | None = None,
         estimate: np.ndarray | None = None,
         appended_only: bool = False,
@@ -292,50 +308,59 @@ class ProcessorResources(Resources):
         """EASY's backfilling (:meth:`Resources.backfill`) in integers: the head's shadow time
         and extra processors (:func:`~sitesim.engine.profile.shadow_time`) are its reservation;
         a later job fits clear of it if it ends by its estimate no later than the shadow time,
-        or uses no more than the extra processors (which it then consumes).
-
-        Two shortcuts keep a long queue cheap without changing a decision. A pass that
-        follows a blocked pass with nothing new but jobs appended to ``jobs``
-        (``appended_only``: the same head, no job ended, no processor taken since) reuses its
-        shadow time and extra processors and looks only at the new jobs, since every job the
-        last pass turned down would be turned down again. And with ``size`` and ``estimate``
-        given, a long queue is screened in NumPy for the jobs that could be backfilled at all.
+        or uses no more than the extra processors (which it then consumes). With ``size`` and
+        ``estimate`` given, a long queue is screened in NumPy for the jobs that could be
+        backfilled at all.
         """
         if self.profile is not None:
             return super().backfill(jobs, first, started)
-        machine = self._machine
-        ends = machine.ends if machine is not None else 0
         now, free = self.now, self.free
         head = jobs[first]
-        last = self._last
         taken = len(started)
+        shadow, extra = shadow_time(head.size, free, self._with_taken())
+        n = len(jobs)
+        if size is not None and estimate is not None and n - first - 1 > SCREEN_QUEUE:
+            positions = np.arange(first + 1, n)
+            short = now + estimate[first + 1 :] <= shadow
+            free, extra = backfill_screened(
+                now, free, shadow, extra, started, jobs, positions, size[first + 1 :], short
+            )
+        else:  # (a copy iterates faster than islice)
+            free, extra = backfill_jobs(now, free, shadow, extra, started, jobs[first + 1 :])
+        self._took(started, taken, free)
+        if appended_only and first == 0:
+            self._kept = (self.passes, head, free, shadow, extra, n - len(started))
+        return [(head, shadow)]
+
+    def resume(self, jobs: Sequence[Job], started: list[Job]) -> bool:
+        """Resume the backfilling of the last pass, if it was EASY's (:meth:`backfill`, with
+        ``appended_only``) and blocked on ``jobs[0]``, and nothing changed since but jobs
+        appended to ``jobs`` (no job ended: the machine forgets the kept pass then; no
+        processor taken): every job it turned down
+        would be turned down again, so only the new jobs are looked at, under its shadow time
+        and extra processors. False (nothing done) if it cannot."""
+        kept = self._kept
         if (
-            last is not None
-            and appended_only
-            and first == 0
-            and last[0] is head
-            and last[1] == free
-            and last[5] == ends
+            kept is None
+            or kept[0] != self.passes - 1
+            or kept[1] is not jobs[0]
+            or kept[2] != self.free
+            or self.profile is not None
         ):
-            _, _, shadow, extra, seen, _ = last  # only the jobs that arrived since can start
-            free, extra = backfill_jobs(now, free, shadow, extra, started, jobs[seen:])
-        else:
-            shadow, extra = shadow_time(head.size, free, self._with_taken())
-            n = len(jobs)
-            if size is not None and estimate is not None and n - first - 1 > SCREEN_QUEUE:
-                positions = np.arange(first + 1, n)
-                short = now + estimate[first + 1 :] <= shadow
-                free, extra = backfill_screened(
-                    now, free, shadow, extra, started, jobs, positions, size[first + 1 :], short
-                )
-            else:  # (a copy iterates faster than islice)
-                free, extra = backfill_jobs(now, free, shadow, extra, started, jobs[first + 1 :])
+            return False
+        _, head, free, shadow, extra, seen = kept
+        taken = len(started)
+        free, extra = backfill_jobs(self.now, free, shadow, extra, started, jobs[seen:])
+        self._took(started, taken, free)
+        self._kept = (self.passes, head, free, shadow, extra, len(jobs) - len(started))
+        return True
+
+    def _took(self, started: list[Job], taken: int, free: int) -> None:
+        """The jobs of ``started`` from ``taken`` on start now; ``free`` processors are left."""
         if len(started) > taken:
             self._taken.extend(started[taken:])
             self._dirty = True
         self.free = free
-        self._kept = (head, free, shadow, extra, len(jobs) - len(started), ends)
-        return [(head, shadow)]
 
 
 class ProcessorPlan:

@@ -98,10 +98,8 @@ class Resources:
         this pass started not included)."""
         raise NotImplementedError
 
-    @property
-    def partitions(self) -> int:
-        """How many partitions jobs can be in."""
-        return len(self.groups)
+    #: How many partitions jobs can be in.
+    partitions: int = 1
 
     def part(self, job: Job) -> int:
         """The partition of ``job`` (0 on processors)."""
@@ -203,7 +201,6 @@ class Resources:
         jobs: Sequence[Job],
         first: int,
         started: list[Job],
-        *,
         size: np.ndarray | None = None,
         estimate: np.ndarray | None = None,
         appended_only: bool = False,
@@ -235,3 +232,11 @@ class Resources:
                 self.reserve(job, start, where)
                 reserved.append((job, start))
         return reserved
+
+    def resume(self, jobs: Sequence[Job], started: list[Job]) -> bool:
+        """Continue the last pass's :meth:`backfill` (given ``appended_only``) over the jobs
+        appended to ``jobs`` since, if it blocked on ``jobs[0]`` and nothing else changed:
+        every job it turned down would be turned down again. False (nothing done) if this
+        machine cannot tell; the caller then runs a whole pass."""
+        del jobs, started
+        return False

@@ -336,15 +336,10 @@ class Site:
         if (machine.free and self._unfinished > len(machine.running)) or not (
             self.scheduler.skip_idle_passes
         ):
-            resources = machine.pass_resources(now)
-            started = self.scheduler.allocate(now, resources)
-            if started:
-                try:
-                    machine.start_all(started, resources)
-                except (JobStateError, OverAllocationError) as err:
-                    twice = next((" (the scheduler returned it twice)" for job in started
-                                  if started.count(job) > 1), "")  # fmt: skip
-                    raise SchedulerError(f"scheduler {self.scheduler.name}: {err}{twice}") from None
+            try:
+                machine.run_pass(self.scheduler, now)
+            except (JobStateError, OverAllocationError) as err:
+                raise SchedulerError(f"scheduler {self.scheduler.name}: {err}") from None
         if self._wake_at is not None:
             self._wake(now)
         if self._closed:

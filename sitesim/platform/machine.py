@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sitesim.engine.event_queue import SiteEnvironment
-from sitesim.engine.machine import OverAllocationError
+from sitesim.engine.machine import OverAllocationError, started_twice
+from sitesim.errors import JobStateError
 from sitesim.platform.boundary import PartitionTables, Resolver
 from sitesim.platform.description import Platform, format_nodes
 from sitesim.platform.placement import Alloc, Free, Partitions, capacity
@@ -35,7 +36,7 @@ from sitesim.platform.whole_nodes import WholeNodeResources
 
 if TYPE_CHECKING:
     from sitesim.engine.job import Job
-    from sitesim.engine.resources import Resources
+    from sitesim.engine.scheduler import Scheduler
     from sitesim.platform.downtime import Outages, OutageStream
 
 
@@ -122,29 +123,31 @@ class NodeMachine:
         self._levels_at = -1
 
     # -- passes ------------------------------------------------------------------------------
-    def pass_resources(self, now: float) -> Resources:
-        """The resources of a pass at ``now``."""
+    def run_pass(self, scheduler: Scheduler, now: float) -> None:
+        """One allocation pass: the scheduler chooses on the resources of the pass, and each
+        job it chose starts where it took it (one it did not place, where it fits now)."""
+        resources: NodeResources | WholeNodeResources
         if self._whole_nodes:
-            return WholeNodeResources(self, now)
-        resources = self._resources
-        resources.begin(now)
-        return resources
-
-    def start_all(self, jobs: list[Job], resources: Resources) -> None:
-        """Start the jobs a pass chose, each where the pass took it (a job the scheduler did
-        not place is placed where it fits now)."""
-        taken: dict[Job, Alloc] = resources.taken  # type: ignore[attr-defined]
-        for job in jobs:
-            alloc = taken.get(job)
-            if alloc is None:
-                alloc = resources.fits_now(job)
+            resources = WholeNodeResources(self, now)
+        else:
+            resources = self._resources
+            resources.begin(now)
+        started = scheduler.allocate(now, resources)
+        taken = resources.taken
+        try:
+            for job in started:
+                alloc = taken.get(job)
                 if alloc is None:
-                    raise OverAllocationError(
-                        f"at t = {self.env.now:g} s job {job.id} was started where it does not "
-                        "fit (nowhere on its partition's free nodes)"
-                    )
-                resources.take_now(job, alloc)
-            self.start(job, alloc)
+                    alloc = resources.fits_now(job)
+                    if alloc is None:
+                        raise OverAllocationError(
+                            f"at t = {now:g} s job {job.id} was started where it does not fit "
+                            "(nowhere on its partition's free nodes)"
+                        )
+                    resources.take_now(job, alloc)
+                self.start(job, alloc)
+        except JobStateError as err:
+            raise started_twice(err, started) from None
 
     def bound(self, part: int, cores: int) -> float:
         """The first time partition ``part`` has ``cores`` cores free as the running jobs end

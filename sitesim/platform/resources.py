@@ -50,6 +50,7 @@ class NodeResources(Resources):
         self.machine = machine
         self.parts = machine.parts
         self.groups = machine.parts.group
+        self.partitions = len(self.groups)
         self._kept: _Pass | None = None
         self.begin(0.0)
 
@@ -221,7 +222,6 @@ class NodeResources(Resources):
         jobs: Sequence[Job],
         first: int,
         started: list[Job],
-        *,
         size: np.ndarray | None = None,
         estimate: np.ndarray | None = None,
         appended_only: bool = False,

@@ -64,6 +64,7 @@ class WholeNodeResources(Resources):
     def __init__(self, machine: NodeMachine, now: float) -> None:
         self.machine, self.now, self.parts = machine, now, machine.parts
         self.groups = self.parts.group
+        self.partitions = len(self.groups)
         self.free = machine.free
         self.taken: dict[Job, Alloc] = {}
         #: Free now (the machine's own arrays until the first start of the pass copies them).
