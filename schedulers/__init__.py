@@ -153,6 +153,6 @@ def create(name: str, **params: Any) -> Scheduler:
 __all__ = [
     "CREASY", "EASY", "ECON", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF", "SLURM",
     "Conservative", "DynP", "FirstPrice", "Planning", "PriorityFIFO", "Scheduler",
-    "canonical_name", "create", "label", "parameters", "registered", "scheduler_class", "scheduler_label",
-    "shadow_time", "stored_params",
+    "canonical_name", "create", "label", "parameters", "registered", "scheduler_class",
+    "scheduler_label", "shadow_time", "stored_params",
 ]  # fmt: skip

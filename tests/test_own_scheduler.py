@@ -165,3 +165,56 @@ def test_the_command_line_takes_a_scheduler_by_its_import_path(tmp_path, capsys)
     (results,) = out.glob("*FairEASY*/results.json")
     config = json.loads(results.read_text())["config"]
     assert (config["scheduler"], config["scheduler_params"]) == (FAIR, {"half_life": 12.0})
+
+
+class CountingEASY(EASY):
+    """A researcher's EASY with its own select and backfill, counting their calls."""
+
+    name = "COUNTING"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selects = self.backfills = 0
+
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
+        self.selects += 1
+        return super().select(now, resources)
+
+    def backfill(self, now, resources, queue, first, started):  # type: ignore[no-untyped-def]
+        self.backfills += 1
+        super().backfill(now, resources, queue, first, started)
+
+
+def test_an_own_easy_keeps_its_logic_on_a_platform_and_gives_the_processors_schedule():
+    """A subclass of EASY with its own select and backfill: both are called on a platform of
+    nodes as on processors (the platform runs the scheduler's own logic, never a substitute),
+    and on N one-core nodes it starts every job when it does on N processors."""
+    from sitesim.engine.site import Site
+    from sitesim.models.trace_user import TraceUser, TraceWorkload
+    from sitesim.platform import Platform
+
+    rng = np.random.default_rng(7)
+    n = 200
+    work = TraceWorkload.from_jobs(
+        np.cumsum(rng.integers(0, 50, n)).tolist(),
+        rng.integers(1, 17, n).tolist(),
+        rng.integers(1, 900, n).tolist(),
+        (rng.integers(1, 900, n) + 900).tolist(),
+    )
+    nodes = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 16, "cores": 1, "memory": 1}],
+            "partitions": [{"name": "all", "nodes": ["n"]}],
+        }
+    )
+    results = {}
+    for machine in (16, nodes):
+        scheduler = CountingEASY()
+        site = Site(machine, scheduler)
+        site.add_user(TraceUser(work))
+        results[str(machine)] = (site.run(), scheduler)
+    (procs, on_procs), (platform, on_nodes) = results.values()
+    assert platform.platform is not None  # (it ran on the machine of nodes)
+    assert on_nodes.selects > 50 and on_nodes.backfills > 20
+    assert (on_nodes.selects, on_nodes.backfills) == (on_procs.selects, on_procs.backfills)
+    assert np.array_equal(procs.records["start"], platform.records["start"])

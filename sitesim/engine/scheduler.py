@@ -174,7 +174,9 @@ class Scheduler(ABC):
     @property
     def label(self) -> str:
         """Its name with its parameters (:func:`scheduler_label`)."""
-        return scheduler_label(self.name or type(self).__name__, self.params(), self.file_parameters)
+        return scheduler_label(
+            self.name or type(self).__name__, self.params(), self.file_parameters
+        )
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())

@@ -34,7 +34,7 @@ from sitesim.engine.job import MIN_ESTIMATE, Job, JobState
 from sitesim.engine.machine import Machine, OverAllocationError
 from sitesim.engine.metrics import Summary, measure
 from sitesim.engine.records import job_records
-from sitesim.engine.scheduler import Observer, Scheduler, scheduler_label
+from sitesim.engine.scheduler import Observer, Scheduler
 from sitesim.errors import ConfigError, InvalidJobError, JobStateError, SchedulerError
 
 if TYPE_CHECKING:
@@ -103,11 +103,8 @@ class SiteResult:
     platform_stats: dict[str, Any] = field(default_factory=dict)
     per_account: np.ndarray | None = field(default=None, repr=False)
     decisions: np.ndarray | None = field(default=None, repr=False)
-
-    @property
-    def label(self) -> str:
-        """The scheduler's name with its parameters, e.g. ``CREASY alpha=6000``."""
-        return scheduler_label(self.scheduler, self.scheduler_params)
+    #: The scheduler's name with its parameters, e.g. ``CREASY alpha=6000``.
+    label: str = ""
 
     def to_pandas(self) -> Any:
         """The per-job records as a pandas DataFrame: times in seconds with ``_s`` in their
@@ -503,6 +500,7 @@ class Site:
             rejected=dict(sorted(self.rejected.items())),
             utility=self._utility_texts(),
             platform=self.platform,
+            label=self.scheduler.label,
             **extra,
         )
 

@@ -35,8 +35,8 @@ from sitesim.schedulers import (
     Scheduler,
     canonical_name,
     create,
+    label,
     parameters,
-    scheduler_label,
     stored_params,
 )
 from sitesim.workload.activity import THINK_DEFINITIONS
@@ -220,7 +220,7 @@ class RunConfig:
     @property
     def label(self) -> str:
         """The scheduler with its parameters, e.g. ``CREASY alpha=3000``."""
-        return scheduler_label(self.scheduler, self.scheduler_params)
+        return label(self.scheduler, self.scheduler_params)
 
     # -- changing and storing ----------------------------------------------------------------
     @classmethod

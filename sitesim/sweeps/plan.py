@@ -27,7 +27,7 @@ from sitesim.models.users import UserModel
 from sitesim.platform.description import BUILTIN_PLATFORMS
 from sitesim.runs.budget import check_plan
 from sitesim.runs.config import RunConfig, SiteConfig, takes_parameters
-from sitesim.schedulers import REGISTRY, Scheduler, parameters, registered, scheduler_label
+from sitesim.schedulers import REGISTRY, Scheduler, parameters, registered
 from sitesim.workload.profile import BUILTIN_PROFILES
 
 #: Settings that name a file: relative paths in a sweep file are relative to its folder.
@@ -273,7 +273,7 @@ class SweepPlan:
         }
         labels = dict(changes)
         if obj is not None:
-            labels["scheduler"] = scheduler_label(obj.name or type(obj).__name__, obj.params())
+            labels["scheduler"] = obj.label
             del changes["scheduler"]
             if registered(obj):
                 changes.update(scheduler=obj.name, scheduler_params=obj.params())

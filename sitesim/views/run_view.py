@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sitesim import schedulers as scheduler_names
 from sitesim.engine.job import JobState
 from sitesim.engine.records import read_records_csv
 from sitesim.engine.site import SiteResult
@@ -33,7 +34,6 @@ from sitesim.results.report import (
     RESULTS_NAME,
     RUNS_NAME,
 )
-from sitesim.schedulers.base import scheduler_label
 
 if TYPE_CHECKING:
     from sitesim.platform.downtime import Outages
@@ -286,7 +286,7 @@ def read_run(folder: str | Path) -> RunView:
     params = dict(document.get("scheduler_params") or {})
     per_account = list(document.get("per_account") or [])
     return RunView(
-        label=scheduler_label(scheduler, params),
+        label=scheduler_names.label(scheduler, params),
         procs=int(document.get("procs") or 0),
         records=records,
         summary=document["summary"],

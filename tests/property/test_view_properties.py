@@ -80,7 +80,7 @@ def test_every_job_is_drawn_on_its_nodes_and_cores(data: st.DataObject, name: st
     asked = [(s, c, 0.0 if b else r, e, a) for (s, c, r, e, a), b in zip(asked, brief, strict=True)]
     site = Site(platform, create(name))
     if platform.downtime:
-                from sitesim.platform.downtime import Downtime
+        from sitesim.platform.downtime import Downtime
 
         names = {p.name: p.nodes for p in platform.partitions}
         downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, "test", None)
