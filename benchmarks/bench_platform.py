@@ -22,8 +22,8 @@ import time
 import tomllib
 from pathlib import Path
 
-from sitesim.platform.description import read_platform
 from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.runs.platforms import read_platform
 from sitesim.runs.runner import run
 
 HERE = Path(__file__).parent

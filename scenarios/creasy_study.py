@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
 # -- figures -----------------------------------------------------------------------------------
 def alpha_figure(study, path, x):  # type: ignore[no-untyped-def]
     """Absolute throughput and session length per alpha, and both relative to EASY."""
-    from sitesim.results.figures import grid, lines_with_ci, save
+    from sitesim.figures import grid, lines_with_ci, save
 
     fig, axes = grid(4, width=4.6, height=3.5, cols=2)
     panels = (
@@ -528,7 +528,7 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
     """CREASY's gain over EASY per setting and load, with 95 % intervals."""
     import matplotlib.pyplot as plt
 
-    from sitesim.results.figures import save
+    from sitesim.figures import save
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 0.5 * len(study["gains"]) + 1.5),
                              layout="constrained", sharey=True)  # fmt: skip
@@ -553,7 +553,7 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
 def thesis_figure(study, path):  # type: ignore[no-untyped-def]
     """Part 5: CREASY's gain in throughput and session length per alpha and user count, for
     each session-start mechanism, with both loops and with session aborts off."""
-    from sitesim.results.figures import grid, lines_with_ci, save
+    from sitesim.figures import grid, lines_with_ci, save
 
     fig, axes = grid(4, width=4.6, height=3.5, cols=2)
     for row, starts in enumerate(STARTS):

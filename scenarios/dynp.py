@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
 # -- figures -------------------------------------------------------------------------------------
 def sldwa_figure(rows, path):  # type: ignore[no-untyped-def]
     """Per trace: SLDwA of every variant relative to the best basic policy."""
-    from sitesim.results.figures import grid, save
+    from sitesim.figures import grid, save
 
     traces = list(dict.fromkeys(r["trace"] for r in rows))
     fig, axes = grid(len(traces), width=5.2, height=5.0, cols=2)
@@ -497,7 +497,7 @@ def sldwa_figure(rows, path):  # type: ignore[no-untyped-def]
 
 def switching_figure(rows, path):  # type: ignore[no-untyped-def]
     """Per trace: the share of jobs each dynP variant started under FCFS, SJF and LJF."""
-    from sitesim.results.figures import grid, save
+    from sitesim.figures import grid, save
 
     traces = list(dict.fromkeys(r["trace"] for r in rows))
     fig, axes = grid(len(traces), width=5.2, height=4.4, cols=2)
@@ -519,7 +519,7 @@ def switching_figure(rows, path):  # type: ignore[no-untyped-def]
 
 def site_figure(relative, path):  # type: ignore[no-untyped-def]
     """Site-level runs: each variant against PLAN FCFS, paired by seed, with 95 % intervals."""
-    from sitesim.results.figures import bars_with_ci, grid, save
+    from sitesim.figures import bars_with_ci, grid, save
 
     fig, axes = grid(4, width=5.0, height=3.8, cols=2)
     titles = ("SLDwA", "utilization", "throughput", "jobs per session")

@@ -208,7 +208,7 @@ def figure(change: list[dict[str, Any]], path: Path) -> Path:
     intervals."""
     import matplotlib.pyplot as plt
 
-    from sitesim.results.figures import save
+    from sitesim.figures import save
 
     panels = (("jobs_per_hour", "jobs an hour"), ("wait_mean_min", "mean wait"))
     colors = dict(zip(HALF_LIVES, ("tab:green", "tab:blue", "tab:purple"), strict=True))

@@ -103,7 +103,7 @@ def figure(rows, path):  # type: ignore[no-untyped-def]
     """Per trace: mean wait and throughput, open against feedback, per scheduler."""
     import numpy as np
 
-    from sitesim.results.figures import grid, save
+    from sitesim.figures import grid, save
 
     traces = list(dict.fromkeys(row["trace"] for row in rows))
     fig, axes = grid(2 * len(traces), width=4.6, height=3.4, cols=2)

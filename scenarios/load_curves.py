@@ -106,7 +106,7 @@ TITLES = {
 
 def figure(summary, metric, path):  # type: ignore[no-untyped-def]
     """One metric against offered load (closed and open), and against users (closed)."""
-    from sitesim.results.figures import grid, lines_with_ci, log_scale, save
+    from sitesim.figures import grid, lines_with_ci, log_scale, save
 
     fig, (by_load, by_users) = grid(2, width=5.4, height=4.0)
     for model, style in (("closed", "-"), ("open", "--")):

@@ -38,10 +38,10 @@ from sitesim.engine.metrics import DAY, HOUR, summarize
 from sitesim.engine.site import SiteResult
 from sitesim.output import atomic_write
 from sitesim.results.report import result_trace, table
-from sitesim.runs.compare import drain_days
 from sitesim.runs.config import ReplayConfig, SiteConfig
 from sitesim.runs.replay import run_replay
 from sitesim.runs.runner import run
+from sitesim.sweeps.compare import drain_days
 from sitesim.sweeps.replications import paired_differences, summarize_runs
 
 #: The window's durations, hours; where it starts and how often (Slurm time syntax).
@@ -219,7 +219,7 @@ def figure(change: list[dict[str, Any]], path: Path) -> Path:
     length, site-level against the open replay, with 95 % intervals."""
     import matplotlib.pyplot as plt
 
-    from sitesim.results.figures import save
+    from sitesim.figures import save
 
     panels = (("ended_per_h", "jobs ended per hour, change %"),
               ("wait_mean_min", "mean wait, change %"))  # fmt: skip

@@ -154,7 +154,7 @@ PANELS = (("response_mean_min", "S̄: mean response (min)", True),
 
 def figure(summary, configuration, path):  # type: ignore[no-untyped-def]
     """S̄, Ū, maximum wait and utilization against offered load, a line per policy."""
-    from sitesim.results.figures import grid, lines_with_ci, log_scale, save
+    from sitesim.figures import grid, lines_with_ci, log_scale, save
 
     rows = [row for row in summary if row["synthetic_config"] == configuration]
     fig, axes = grid(len(PANELS), width=4.6, height=3.4, cols=2)

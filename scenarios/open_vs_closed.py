@@ -25,8 +25,8 @@ from sitesim.cli import scenario
 from sitesim.cli.main import main as sitesim
 from sitesim.errors import SitesimError
 from sitesim.results.report import table
-from sitesim.runs.compare import METRICS, ComparePoint, compare_point
 from sitesim.runs.config import SiteConfig
+from sitesim.sweeps.compare import METRICS, ComparePoint, compare_point
 from sitesim.sweeps.replications import paired_differences, summarize_runs
 
 FULL = {"users": "2-12", "step": "2", "days": "28,91,182", "seeds": "5"}

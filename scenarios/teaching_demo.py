@@ -218,7 +218,7 @@ def gantt_panels(views: list[RunView], path: Any) -> Any:
     """The one seed's Gantt charts, one above the other, coloured by user."""
     import matplotlib.pyplot as plt
 
-    from sitesim.results.figures import save
+    from sitesim.figures import save
 
     fig, axes = plt.subplots(len(views), 1, figsize=(13, 3.6 * len(views)), sharex=True,
                              layout="constrained")  # fmt: skip
@@ -233,7 +233,7 @@ def figure(series, days, users, path):  # type: ignore[no-untyped-def]
     against EASY; nights and the weekend shaded."""
     import matplotlib.pyplot as plt
 
-    from sitesim.results.figures import save
+    from sitesim.figures import save
 
     panels = (("sessions", "sessions active"), ("sessions_started", "sessions started (total)"),
               ("waiting", "jobs waiting"), ("utilization", "utilization"))  # fmt: skip

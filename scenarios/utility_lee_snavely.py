@@ -131,7 +131,7 @@ def print_tables(summary: list[dict[str, Any]]) -> None:
 
 def figure(summary, path):  # type: ignore[no-untyped-def]
     """Competitive ratio against EASY per setting and scheduler, with 95 % intervals."""
-    from sitesim.results.figures import bars_with_ci, grid, save
+    from sitesim.figures import bars_with_ci, grid, save
 
     fig, (ax,) = grid(1, width=10, height=4.2)
     rows = [row for row in summary if row["scheduler"] != "EASY"]

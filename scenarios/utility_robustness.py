@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 def figure(summary, metric, path):  # type: ignore[no-untyped-def]
     """``metric`` against k: a row per inaccuracy model, a column per regime, a line per
     scheduler."""
-    from sitesim.results.figures import grid, lines_with_ci, save
+    from sitesim.figures import grid, lines_with_ci, save
 
     regimes_ = list(dict.fromkeys(row["regime"] for row in summary))
     models = ("uncertainty", "wealth")

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
 def figure(summary, path):  # type: ignore[no-untyped-def]
     """Aggregate utility against throughput, a point per scheduler with both intervals; a panel
     per user count and cancellation."""
-    from sitesim.results.figures import grid, save
+    from sitesim.figures import grid, save
 
     panels = list(dict.fromkeys((row["users"], row["cancel_expired"]) for row in summary))
     fig, axes = grid(len(panels), width=4.6, height=3.8, cols=2)

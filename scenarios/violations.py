@@ -99,7 +99,7 @@ def _pct(row: dict[str, Any], key: str) -> str:
 def figure(summary, originals, path):  # type: ignore[no-untyped-def]
     """Violations against offered load: one panel per trace, one line per replay scheduler and
     kind; the trace's own load marked."""
-    from sitesim.results.figures import grid, lines_with_ci, save
+    from sitesim.figures import grid, lines_with_ci, save
 
     fig, axes = grid(len(SCHEDULERS), width=5.2, height=3.8)
     for ax, source in zip(axes, SCHEDULERS, strict=True):

@@ -271,8 +271,8 @@ class SLURM(Scheduler):
             return Associations.flat()
         if toml:
             return Associations.load(assoc)
-        from sitesim.formats.names import UserNumbers
         from sitesim.slurm.conf import read_sacctmgr_assoc
+        from sitesim.workload.names import UserNumbers
 
         numbers = UserNumbers.load(mapping) if mapping is not None else None
         table = read_sacctmgr_assoc(assoc, numbers)

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sitesim.platform.description import Platform, format_duration
+from sitesim.platform.description import Platform
+from sitesim.platform.values import format_duration
 from sitesim.workload.swf import read_swf
 
 ROOT = Path(__file__).resolve().parents[1]

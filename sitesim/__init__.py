@@ -14,7 +14,7 @@ What a scenario script needs is here::
     result = sitesim.replay("trace.swf.gz", "CREASY", load=0.9)  # open trace replay
     result = sitesim.run(sitesim.SiteConfig(users=20, days=28))  # a configuration
     table = sitesim.sweep(sitesim.SiteConfig(days=28), {"users": [10, 20]}, seeds=4)
-    frame = result.to_pandas()                                 # the jobs (needs pandas)
+    frame = sitesim.to_pandas(result)                          # the jobs (needs pandas)
     tables = sitesim.load("runs/first")                        # a run folder, as DataFrames
 
 The names are loaded on first use, so ``import sitesim`` (and the ``sitesim`` command) starts
@@ -46,6 +46,7 @@ _EXPORTS = {
     "create_scheduler": ("sitesim.schedulers", "create"),
     "SitesimError": ("sitesim.errors", "SitesimError"),
     "load": ("sitesim.formats.tables", "load"),
+    "to_pandas": ("sitesim.formats.tables", "to_pandas"),
 }
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "run",
     "simulate",
     "sweep",
+    "to_pandas",
     "write_swf",
 ]  # fmt: skip
 
@@ -76,7 +78,7 @@ if TYPE_CHECKING:
     from sitesim.engine.metrics import Summary
     from sitesim.engine.site import Site, SiteResult
     from sitesim.errors import SitesimError
-    from sitesim.formats.tables import load
+    from sitesim.formats.tables import load, to_pandas
     from sitesim.models.users import UserModel
     from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
     from sitesim.runs.replay import replay

@@ -442,8 +442,8 @@ def test_the_jobs_runs_left_out_are_one_line_when_the_same_else_a_line_a_run(cap
 
 
 def test_compare_hands_over_the_jobs_its_runs_left_out(tmp_path):
-    from sitesim.runs.compare import compare
     from sitesim.runs.config import SiteConfig
+    from sitesim.sweeps.compare import compare
 
     (tmp_path / "site.toml").write_text(LIMITED_PLATFORM)
     site = SiteConfig(platform=str(tmp_path / "site.toml"), estimates="ratio", days=7,

@@ -102,8 +102,8 @@ def test_loop_split_pairs_by_seed():
 
 
 def test_a_trace_replayed_under_its_own_scheduler_predicts_exactly():
-    from sitesim.runs.compare import ComparePoint, compare_point
     from sitesim.runs.config import SiteConfig
+    from sitesim.sweeps.compare import ComparePoint, compare_point
 
     site = SiteConfig(model="static", users=5, days=10, warmup_days=1)
     rows = compare_point(ComparePoint(site, "EASY", "EASY"))

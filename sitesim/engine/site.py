@@ -106,14 +106,6 @@ class SiteResult:
     #: The scheduler's name with its parameters, e.g. ``CREASY alpha=6000``.
     label: str = ""
 
-    def to_pandas(self) -> Any:
-        """The per-job records as a pandas DataFrame: times in seconds with ``_s`` in their
-        names, the state a category (:func:`sitesim.formats.tables.records_frame`; needs
-        pandas)."""
-        from sitesim.formats.tables import records_frame
-
-        return records_frame(self.records)
-
 
 class Site:
     """A parallel machine, its scheduler and its users.

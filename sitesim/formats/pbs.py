@@ -34,8 +34,8 @@ from sitesim import __version__
 from sitesim.formats.choose import not_the_format, read_text
 from sitesim.formats.converted import Converted
 from sitesim.formats.lines import FormatError, Skipped, format_error, out_of_range
-from sitesim.formats.names import header_lines, number_names
 from sitesim.formats.times import iso_utc, started_before_submit
+from sitesim.workload.names import header_lines, number_names
 from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
 
 _RECORD = re.compile(r"^(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d);([A-Za-z]);([^;]*);(.*)$")

@@ -30,7 +30,7 @@ What becomes of each line (the reference page, docs/reference/formats.md, has th
 - the components of a heterogeneous job (``123+0``, ``123+1``) start together: they become one
   job, their processors summed, in the first component's partition;
 - users and accounts (fields 12 and 13), job names (field 14), QOS (field 15, the SWF queue)
-  and partitions (field 16) are numbered by first submission (:mod:`sitesim.formats.names`).
+  and partitions (field 16) are numbered by first submission (:mod:`sitesim.workload.names`).
 
 The reading is columnar: a block of lines is split at once, and each field parsed with NumPy
 (times, counts) or once per distinct value (states, limits, TRES), so a million lines take
@@ -56,7 +56,6 @@ from sitesim.errors import SitesimError
 from sitesim.formats.choose import not_the_format, read_text
 from sitesim.formats.converted import Converted
 from sitesim.formats.lines import QUOTED, Skipped, format_error, out_of_range
-from sitesim.formats.names import header_lines, number_codes
 from sitesim.formats.times import (
     FORMATS,
     UNKNOWN_STAMPS,
@@ -66,7 +65,8 @@ from sitesim.formats.times import (
     started_before_submit,
     zone,
 )
-from sitesim.platform.description import format_duration, parse_duration
+from sitesim.platform.values import format_duration, parse_duration
+from sitesim.workload.names import header_lines, number_codes
 from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
 
 #: Fields every line must have (JobID or JobIDRaw; NCPUS or AllocCPUS).

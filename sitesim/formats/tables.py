@@ -1,6 +1,6 @@
 """Tables as pandas DataFrames and Parquet files: typed columns, units in the names.
 
-- :func:`records_frame`: a run's per-job records (``result.to_pandas()``): times in seconds
+- :func:`records_frame`: a run's per-job records (``sitesim.to_pandas(result)``): times in seconds
   (``submit_s``, ``wait_s``, ...), the state as a category, integers as integers;
 - :func:`swf_frame`: an SWF trace's 18 fields (``runtime_s``, ``req_memory_kb``, ...);
 - :func:`load`: a run folder (or a sweep folder, or a folder of Parquet tables written by
@@ -18,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from sitesim.engine.job import JobState
 from sitesim.errors import SitesimError
 from sitesim.output import atomic_write
 from sitesim.workload.swf import FIELDS, INTEGER_FIELDS, SWFTrace
+
+if TYPE_CHECKING:
+    from sitesim.engine.site import SiteResult
 
 #: Record columns renamed to carry their units (the others keep their names).
 RECORD_NAMES = {
@@ -70,6 +73,12 @@ def pyarrow() -> tuple[Any, Any]:
             "(CSV needs nothing)"
         ) from None
     return pa, pq
+
+
+def to_pandas(result: SiteResult) -> Any:
+    """A run's jobs as a DataFrame (:func:`records_frame` of its records): ``sitesim.to_pandas(
+    result)``."""
+    return records_frame(result.records)
 
 
 def records_frame(records: np.ndarray) -> Any:

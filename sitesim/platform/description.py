@@ -43,19 +43,25 @@ The TOML file (``--platform site.toml``; every key in docs/reference/platform.md
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from sitesim.engine.machine import Machine
-from sitesim.errors import ConfigError
+from sitesim.platform.values import (
+    MAX_NODES,
+    MAX_SHARE,
+    MAX_SWF,
+    PlatformError,
+    _Checker,
+    _resolve_nodes,
+    format_duration,
+)
 
 if TYPE_CHECKING:
     from sitesim.engine.event_queue import SiteEnvironment
@@ -66,22 +72,6 @@ Allocation = Literal["exclusive", "shared"]
 Placement = Literal["first_fit", "best_fit"]
 ALLOCATIONS: tuple[Allocation, ...] = ("exclusive", "shared")
 PLACEMENTS: tuple[Placement, ...] = ("first_fit", "best_fit")
-#: More nodes than this is refused before anything runs (ten times today's largest machines).
-MAX_NODES = 1_000_000
-#: More memory a node than this (MB; 1024T) is refused (a hundred times today's largest nodes).
-MAX_MEMORY = 1024**3
-#: Longer times than this (seconds; 100 years) are refused: a time limit, a maintenance window
-#: or a failure time beyond it is a slip (``UNLIMITED`` says "no limit" where it is allowed).
-MAX_TIME = 36_500 * 86_400.0
-_MAX_TIME_TEXT = "36500-00:00:00 (100 years)"
-#: The largest share of a partition (shares are relative weights).
-MAX_SHARE = 1e18
-#: The largest SWF partition number (field 16 holds at most 18 digits).
-MAX_SWF = 10**18 - 1
-
-
-class PlatformError(ConfigError):
-    """A bad platform description: the message names the file, the key and the allowed values."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +264,8 @@ class Platform:
             PlatformError: the file cannot be read, or a key is unknown or out of range (the
                 message names the file and the key).
         """
-        return read_platform(str(path))[0]
+        path = Path(path)
+        return platform_from_bytes(read_bytes(str(path)), str(path), path.parent)
 
     @classmethod
     def loads(cls, text: str, where: str, base: Path | None = None) -> Platform:
@@ -415,305 +406,33 @@ class Platform:
         )
 
 
-#: The platforms shipped with sitesim (``--platform curie``), by name.
-BUILTIN_PLATFORMS = ("curie",)
-_CACHE: dict[tuple[str, float, int], tuple[Platform, str]] = {}
-
-
-def read_platform(name: str) -> tuple[Platform, str]:
-    """The platform in file ``name`` (or a shipped one, :data:`BUILTIN_PLATFORMS`) and the
-    sha256 of the file's bytes: a TOML platform, or a ``slurm.conf`` (a name ending in
-    ``.conf``: :mod:`sitesim.slurm.conf`). Files are read once while they do not change.
+def read_bytes(name: str) -> bytes:
+    """The bytes of platform file ``name``.
 
     Raises:
-        PlatformError: the file cannot be read or is not a valid platform.
+        PlatformError: the file cannot be read.
     """
-    if name in BUILTIN_PLATFORMS:
-        from importlib import resources
-
-        raw = resources.files("sitesim").joinpath(f"data/platforms/{name}.toml").read_bytes()
-        where, base = f"sitesim {name} platform", None
-        key = (name, 0.0, 0)
-    else:
-        path = Path(name)
-        try:
-            stat = path.stat()
-            key = (str(path.resolve()), stat.st_mtime, stat.st_size)
-            if key in _CACHE:
-                return _CACHE[key]
-            raw = path.read_bytes()
-        except OSError as err:
-            raise PlatformError(
-                f"{name}: cannot read the platform file: {err.strerror or err}"
-            ) from None
-        where, base = name, path.parent
-    if key in _CACHE:
-        return _CACHE[key]
     try:
-        text = raw.decode("utf-8")
+        return Path(name).read_bytes()
+    except OSError as err:
+        raise PlatformError(
+            f"{name}: cannot read the platform file: {err.strerror or err}"
+        ) from None
+
+
+def platform_text(raw: bytes, where: str) -> str:
+    """The text of a platform file's bytes.
+
+    Raises:
+        PlatformError: not UTF-8 text.
+    """
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise PlatformError(f"{where}: not a text file (a platform is TOML)") from None
-    if name.endswith(".conf"):  # a site's slurm.conf: its NodeName and PartitionName lines
-        from sitesim.slurm.conf import read_slurm_conf
-
-        found_conf = read_slurm_conf(name)
-        if found_conf.platform is None:
-            raise PlatformError(f"{name}: no NodeName and PartitionName lines: no platform")
-        platform = found_conf.platform
-    else:
-        platform = Platform.loads(text, where, base)
-    if name in BUILTIN_PLATFORMS:
-        platform = replace(platform, name=name)
-    _CACHE[key] = found = (platform, hashlib.sha256(raw).hexdigest())
-    return found
 
 
-# -- node ranges -------------------------------------------------------------------------------
-def format_nodes(nodes: Iterable[int] | np.ndarray) -> str:
-    """Node indices as compact ranges: ``[0, 1, 2, 3, 17]`` -> ``'0-3,17'``."""
-    if isinstance(nodes, np.ndarray) and len(nodes):  # (a job's nodes: ascending, often one run)
-        first, last = int(nodes[0]), int(nodes[-1])
-        if last - first + 1 == len(nodes):
-            return str(first) if first == last else f"{first}-{last}"
-        nodes = nodes.tolist()
-    parts: list[str] = []
-    run_start = prev = None
-    for node in sorted(nodes):
-        if prev is not None and node == prev + 1:
-            prev = node
-            continue
-        if run_start is not None:
-            parts.append(str(run_start) if run_start == prev else f"{run_start}-{prev}")
-        run_start = prev = node
-    if run_start is not None:
-        parts.append(str(run_start) if run_start == prev else f"{run_start}-{prev}")
-    return ",".join(parts)
-
-
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
-
-
-def parse_nodes(text: str) -> list[int]:
-    """``'0-3,17'`` -> ``[0, 1, 2, 3, 17]`` (ValueError naming the bad part)."""
-    return [node for low, high in node_ranges(text) for node in range(low, high + 1)]
-
-
-def node_ranges(text: str) -> list[tuple[int, int]]:
-    """``'0-3,17'`` -> ``[(0, 3), (17, 17)]``: the ranges, not expanded (ValueError naming the
-    bad part)."""
-    ranges: list[tuple[int, int]] = []
-    for part in text.split(","):
-        match = _RANGE.match(part.strip())
-        if not match:
-            raise ValueError(f"{part!r} is not a node index or a range such as '0-3'")
-        low = int(match[1])
-        high = int(match[2]) if match[2] is not None else low
-        if high < low:
-            raise ValueError(f"the range {part!r} is reversed")
-        ranges.append((low, high))
-    return ranges
-
-
-def _resolve_nodes(
-    spec: Sequence[str], by_type: Mapping[str, range], total: int, check: _Checker, key: str
-) -> tuple[int, ...]:
-    nodes = check.node_set(spec, total, key, by_type)
-    if not nodes:
-        raise check.error(key, "names no node")
-    return tuple(sorted(nodes))
-
-
-# -- durations and sizes -----------------------------------------------------------------------
-_SLURM_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
-
-
-def parse_duration(text: str) -> float:
-    """A time limit in Slurm's syntax, in seconds: ``minutes``, ``minutes:seconds``,
-    ``hours:minutes:seconds``, ``days-hours``, ``days-hours:minutes``,
-    ``days-hours:minutes:seconds``, or ``UNLIMITED`` / ``INFINITE`` (inf).
-
-    Raises:
-        ValueError: any other text.
-    """
-    text = text.strip()
-    if text.upper() in ("UNLIMITED", "INFINITE"):
-        return math.inf
-    match = _SLURM_TIME.match(text)
-    if not match:
-        raise ValueError(
-            f"{text!r} is not a time in Slurm's syntax (minutes, [days-]hours:minutes:seconds, "
-            "days-hours, or UNLIMITED)"
-        )
-    if len(text) > 40:  # (a time of more digits than any float holds exactly)
-        raise ValueError(f"{text!r} is not a time: too many digits")
-    days, a, b, c = (int(g) if g is not None else None for g in match.groups())
-    assert a is not None
-    if days is not None:  # days-hours[:minutes[:seconds]]
-        return float(((days * 24 + a) * 60 + (b or 0)) * 60 + (c or 0))
-    if c is not None:  # hours:minutes:seconds
-        return float((a * 60 + (b or 0)) * 60 + c)
-    if b is not None:  # minutes:seconds
-        return float(a * 60 + b)
-    return float(a * 60)  # minutes
-
-
-def minutes(value: int) -> float:
-    """A whole number of minutes in seconds (one beyond any float is simply very large)."""
-    return float(min(value, 10**15)) * 60.0
-
-
-def format_duration(seconds: float) -> str:
-    """Seconds in Slurm's ``days-hours:minutes:seconds`` (``UNLIMITED`` for inf)."""
-    if not math.isfinite(seconds):
-        return "UNLIMITED"
-    whole = round(seconds)
-    days, rest = divmod(whole, 86_400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
-
-
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*([MGT]?)B?$", re.IGNORECASE)
-_MB = {"": 1, "M": 1, "G": 1024, "T": 1024 * 1024}
-
-
-def parse_memory(value: Any) -> int:
-    """Memory in MB (Slurm's unit): an integer (MB) or text such as ``'256G'``, ``'512M'``; at
-    most :data:`MAX_MEMORY` (1024T)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if value < 0:
-            raise ValueError(f"{value} is negative")
-        megabytes = float(value) if value <= MAX_MEMORY else math.inf
-    elif isinstance(value, str) and (match := _MEMORY.match(value.strip())):
-        megabytes = float(match[1]) * _MB[match[2].upper()]
-    else:
-        raise ValueError(f"{value!r} is not a memory size (MB as a number, or text such as '256G')")
-    if not megabytes <= MAX_MEMORY:
-        raise ValueError(f"{value!r} is absurd: a node has at most {MAX_MEMORY // 1024**2}T")
-    return int(megabytes)
-
-
-def _nodes_text(nodes: Iterable[int]) -> str:
-    """``'node 4'`` or ``'nodes 4-7'``."""
-    found = sorted(nodes)
-    return f"node{'s' if len(found) > 1 else ''} {format_nodes(found)}"
-
-
-class _Checker:
-    """Validation of one platform description; every error names ``where`` and the key."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def error(self, key: str, problem: str) -> PlatformError:
-        return PlatformError(f"{self.where}: {key}: {problem}")
-
-    def keys(self, table: Mapping[str, Any], key: str, allowed: Sequence[str]) -> None:
-        for name in table:
-            if name not in allowed:
-                where = f"{key}.{name}" if key else name
-                raise self.error(where, f"unknown key; the keys here are {', '.join(allowed)}")
-
-    def tables(self, data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-        rows = data.get(key)
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, Mapping) for r in rows):
-            raise self.error(key, f"must be one or more [[{key}]] tables")
-        return rows
-
-    def name(self, table: Mapping[str, Any], key: str) -> str:
-        value = table.get(key.rsplit(".", 1)[1])
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(key, f"must be a non-empty name, got {value!r}")
-        return value
-
-    def whole(
-        self, table: Mapping[str, Any], key: str, name: str, low: int, default: int | None = None
-    ) -> int:
-        value = table.get(name, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise self.error(f"{key}.{name}", f"must be a whole number >= {low}, got {value!r}")
-        if value > MAX_NODES * 1024:
-            raise self.error(f"{key}.{name}", f"{value:,} is absurd")
-        return value
-
-    def node_set(
-        self,
-        items: Sequence[str | int],
-        count: int,
-        key: str,
-        by_type: Mapping[str, range] | None = None,
-    ) -> set[int]:
-        """The nodes of node type names (``by_type``), indices and ranges such as ``'0-3,17'``,
-        each in 0..count-1 and named once: a range beyond the last node, or one that names a
-        node an earlier item (or part) named, is an error."""
-        nodes: set[int] = set()
-        for item in items:
-            if by_type is not None and isinstance(item, str) and item in by_type:
-                ranges = [(by_type[item].start, by_type[item].stop - 1)]
-            else:
-                try:
-                    if isinstance(item, bool) or not isinstance(item, str | int):
-                        raise ValueError(f"{item!r} is not a node index or a range such as '0-3'")
-                    ranges = [(item, item)] if isinstance(item, int) else node_ranges(item)
-                except ValueError as err:
-                    if by_type is None:
-                        raise self.error(key, str(err)) from None
-                    raise self.error(
-                        key,
-                        f"{item!r} is neither a node type ({', '.join(by_type)}) nor a range: "
-                        f"{err}",
-                    ) from None
-            for low, high in ranges:
-                if low < 0 or high >= count:
-                    raise self.error(key, f"{item!r} names node {high}; nodes are 0-{count - 1}")
-                span = range(low, high + 1)
-                again = nodes.intersection(span)
-                if again:
-                    raise self.error(
-                        key,
-                        f"{item!r} names {_nodes_text(again)} again; list each node once "
-                        "(ranges must not overlap)",
-                    )
-                nodes.update(span)
-        return nodes
-
-    def memory(self, table: Mapping[str, Any], key: str) -> int:
-        try:
-            return parse_memory(table.get("memory", 0))
-        except ValueError as err:
-            raise self.error(f"{key}.memory", str(err)) from None
-
-    def duration(self, table: Mapping[str, Any], key: str) -> float:
-        value = table.get(key.rsplit(".", 1)[1], "UNLIMITED")
-        allowed = f"a time limit > 0 and at most {_MAX_TIME_TEXT}, or UNLIMITED"
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            seconds = minutes(value)  # (a number is minutes, as in slurm.conf)
-        else:
-            try:
-                seconds = parse_duration(value) if isinstance(value, str) else -1.0
-            except ValueError as err:
-                raise self.error(key, str(err)) from None
-        if not seconds > 0:
-            raise self.error(key, f"must be {allowed}, got {value!r}")
-        self.time_bound(key, value, seconds, allowed)
-        return seconds
-
-    def time_bound(self, key: str, value: Any, seconds: float, allowed: str) -> None:
-        """Refuse a finite time longer than :data:`MAX_TIME` (``allowed`` says what is)."""
-        if MAX_TIME < seconds < math.inf:
-            shown = f"{value} minutes" if isinstance(value, int) else repr(value)
-            raise self.error(key, f"{shown} is absurd; must be {allowed}")
-
-    def choice(
-        self,
-        table: Mapping[str, Any],
-        name: str,
-        allowed: Sequence[Any],
-        default: Any,
-        key: str = "",
-    ) -> Any:
-        value = table.get(name, default)
-        if value not in allowed:
-            where = f"{key}.{name}" if key else name
-            raise self.error(where, f"{value!r} is not one of {', '.join(allowed)}")
-        return value
+def platform_from_bytes(raw: bytes, where: str, base: Path | None) -> Platform:
+    """A platform from the bytes of a TOML file (``where`` names it in errors; ``base``: the
+    folder its relative paths start from)."""
+    return Platform.loads(platform_text(raw, where), where, base)

@@ -39,19 +39,15 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from sitesim.platform.description import (
-    _MAX_TIME_TEXT,
-    Platform,
-    PlatformError,
-    _Checker,
-    minutes,
-    parse_duration,
-)
 from sitesim.platform.placement import Alloc
+from sitesim.platform.values import _MAX_TIME_TEXT, PlatformError, _Checker, minutes, parse_duration
+
+if TYPE_CHECKING:
+    from sitesim.platform.description import Platform
 
 OnFailure = Literal["requeue", "fail"]
 ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)

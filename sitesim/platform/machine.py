@@ -28,16 +28,17 @@ from sitesim.engine.event_queue import SiteEnvironment
 from sitesim.engine.machine import OverAllocationError, started_twice
 from sitesim.errors import JobStateError
 from sitesim.platform.boundary import PartitionTables, Resolver
-from sitesim.platform.description import Platform, format_nodes
+from sitesim.platform.downtime import MAINTENANCE, Downtime, Outages, OutageStream, merged_windows
 from sitesim.platform.placement import Alloc, Free, Partitions, capacity
 from sitesim.platform.releases import Releases
 from sitesim.platform.resources import NodeResources
+from sitesim.platform.values import format_nodes
 from sitesim.platform.whole_nodes import WholeNodeResources
 
 if TYPE_CHECKING:
     from sitesim.engine.job import Job
     from sitesim.engine.scheduler import Scheduler
-    from sitesim.platform.downtime import Outages, OutageStream
+    from sitesim.platform.description import Platform
 
 
 class NodeMachine:
@@ -271,8 +272,6 @@ class NodeMachine:
         drawn as the run reaches them), requeuing the jobs killed or recording them as failed;
         the plans know the maintenance windows in advance (failures they do not). A node
         whose outage never ends (``up`` infinite) stays down."""
-        from sitesim.platform.downtime import MAINTENANCE, Downtime, Outages, merged_windows
-
         if isinstance(outages, Outages):
             keep = outages.kind == MAINTENANCE
             maintenance = Outages(

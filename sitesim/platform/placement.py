@@ -21,11 +21,12 @@ free ones).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from sitesim.platform.description import Platform
+if TYPE_CHECKING:
+    from sitesim.platform.description import Platform
 
 
 class Request(NamedTuple):

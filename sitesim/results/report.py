@@ -17,7 +17,6 @@ from sitesim.engine.metrics import competitive_ratio
 from sitesim.engine.records import format_value, records_csv
 from sitesim.engine.site import AFTER_HORIZON, SiteResult
 from sitesim.output import atomic_write, staged_folder, to_json
-from sitesim.runs.config import ReplayConfig, SiteConfig
 from sitesim.workload.swf import COLUMN, SWFTrace, format_swf
 
 #: Files written into an output folder.
@@ -91,7 +90,8 @@ RUN_COLUMNS = (
 def run_row(result: SiteResult) -> list[Any]:
     """One row of :data:`RUN_COLUMNS` (spec README §5)."""
     s = result.summary
-    users = result.config.users if isinstance(result.config, SiteConfig) else s.active_users
+    config = result.config
+    users = config.headline().get("users", s.active_users) if config else s.active_users
     return [
         users,
         s.utilization,
@@ -132,10 +132,8 @@ def flat_row(result: SiteResult, **extra: Any) -> dict[str, Any]:
     ``extra`` columns, then every summary field."""
     config = result.config
     row: dict[str, Any] = {}
-    if isinstance(config, SiteConfig):
-        row["users"] = config.users
-    elif isinstance(config, ReplayConfig):
-        row["trace"] = config.trace
+    if config is not None:
+        row.update(config.headline())
     row["scheduler"] = result.scheduler
     row.update(result.scheduler_params)
     row["seed"] = None if config is None else config.seed
@@ -392,29 +390,9 @@ def result_header(result: SiteResult, source: SWFTrace | None = None) -> list[st
 
 def _user_model(result: SiteResult) -> str:
     config = result.config
-    if isinstance(config, ReplayConfig):
-        return (
-            f"open trace replay of {config.trace} (scale factor "
-            f"{result.workload.get('scale_factor', 1.0):.6g}, estimates {config.estimates})"
-        )
-    if isinstance(config, SiteConfig) and config.model == "synthetic":
-        return (
-            f"synthetic workload of experiment 5, configuration {config.synthetic_config}, "
-            f"offered load {config.load:g}, spread over {config.users} users for "
-            f"{config.days:g} days; estimates={config.estimates}"
-        )
-    if isinstance(config, SiteConfig):
-        settings = ", ".join(
-            f"{name}={getattr(config, name)}"
-            for name in ("estimates", "correlated", "pcont_a", "pcont_b", "day_share",
-                         "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width",
-                         "session_starts")
-        )  # fmt: skip
-        return (
-            f"{config.users} {config.model} users for {config.days:g} days, profile "
-            f"{config.profile}; {settings}"
-        )
-    return "custom (not described by a configuration)"
+    if config is None:
+        return "custom (not described by a configuration)"
+    return config.submitted_by(result.workload)
 
 
 def result_trace(result: SiteResult, name: str = "simulated trace") -> SWFTrace:

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sitesim.errors import ConfigError
-from sitesim.platform.description import Platform, format_duration
-from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
+from sitesim.platform.description import Platform
+from sitesim.platform.values import format_duration
+from sitesim.runs.config import DRAIN_OUTAGES, ReplayConfig, RunConfig, SiteConfig
 
 if TYPE_CHECKING:
     from sitesim.platform.downtime import Downtime
@@ -178,8 +179,6 @@ def check_site_run(
     """
     platform = config.make_platform()
     if platform is not None:
-        from sitesim.runs.simulate import DRAIN_OUTAGES
-
         check_outages(platform, config.days * DAY + DRAIN_OUTAGES, config.platform)
     limit = memory_limit()
     if limit is None:

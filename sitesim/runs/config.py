@@ -23,13 +23,15 @@ from typing import Any, ClassVar, Literal, Self, cast
 
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load
+from sitesim.models.augment import GENERATORS
 from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
 from sitesim.models.synthetic import CONFIGURATIONS, LARGEST, MAX_LOAD, SyntheticWorkload
 from sitesim.models.users import SESSION_STARTS, USER_KINDS, SessionStarts, UserKind, UserModel
 from sitesim.models.utility import DECAYS, LeeSnavely
 from sitesim.models.workpool import EstimateModel
-from sitesim.platform.description import Platform, read_platform
+from sitesim.platform.description import Platform
+from sitesim.runs.platforms import read_platform
 from sitesim.schedulers import (
     REGISTRY,
     Scheduler,
@@ -40,12 +42,14 @@ from sitesim.schedulers import (
     stored_params,
 )
 from sitesim.workload.activity import THINK_DEFINITIONS
-from sitesim.workload.augment import GENERATORS
 
 #: ``profile`` of a site-level run that uses the profile shipped with sitesim.
 DEFAULT_PROFILE = "default"
 #: Default warm-up of site-level runs (days): one week, one full weekly cycle.
 WARMUP_DAYS = 7.0
+#: How long after the horizon a platform's outages go on, in seconds (the machine drains
+#: meanwhile).
+DRAIN_OUTAGES = 60 * 86_400.0
 
 
 def _whole(name: str, value: Any, low: int) -> int:
@@ -251,6 +255,15 @@ class RunConfig:
             params[key] = value
         return dataclasses.replace(self, scheduler_params=params, **direct)
 
+    def headline(self) -> dict[str, Any]:
+        """What names the run in a table: its users (site-level) or its trace (replay)."""
+        raise NotImplementedError
+
+    def submitted_by(self, workload: dict[str, Any]) -> str:
+        """What submitted the jobs, in a line (an output trace's header notes it);
+        ``workload``: the facts of the run's workload (``SiteResult.workload``)."""
+        raise NotImplementedError
+
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data, ``mode`` first (what ``results.json`` stores); the
         :attr:`OPTIONAL_SETTINGS` only when set."""
@@ -450,6 +463,27 @@ class SiteConfig(RunConfig):
                     f"draws its own jobs): leave it at {f.default!r}, got {getattr(self, f.name)!r}"
                 )
 
+    def headline(self) -> dict[str, Any]:
+        return {"users": self.users}
+
+    def submitted_by(self, workload: dict[str, Any]) -> str:
+        if self.model == "synthetic":
+            return (
+                f"synthetic workload of experiment 5, configuration {self.synthetic_config}, "
+                f"offered load {self.load:g}, spread over {self.users} users for "
+                f"{self.days:g} days; estimates={self.estimates}"
+            )
+        settings = ", ".join(
+            f"{name}={getattr(self, name)}"
+            for name in ("estimates", "correlated", "pcont_a", "pcont_b", "day_share",
+                         "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width",
+                         "session_starts")
+        )  # fmt: skip
+        return (
+            f"{self.users} {self.model} users for {self.days:g} days, profile "
+            f"{self.profile}; {settings}"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data, ``mode`` first; a run of another model leaves out the
         :attr:`SYNTHETIC_SETTINGS` at their defaults, and every run the :attr:`LATER_SETTINGS`
@@ -591,6 +625,15 @@ class ReplayConfig(RunConfig):
     utility: str | None = None
     deadline_factor: float = 2.0
     utility_decay: Literal["linear", "exponential", "step"] | None = None
+
+    def headline(self) -> dict[str, Any]:
+        return {"trace": self.trace}
+
+    def submitted_by(self, workload: dict[str, Any]) -> str:
+        return (
+            f"open trace replay of {self.trace} (scale factor "
+            f"{workload.get('scale_factor', 1.0):.6g}, estimates {self.estimates})"
+        )
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -12,15 +12,15 @@ import numpy as np
 
 from sitesim.engine.site import SiteResult
 from sitesim.errors import ConfigError, InvalidJobError, SitesimError, require
+from sitesim.models.augment import augment
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
 from sitesim.runs.build import build_site
 from sitesim.runs.config import ReplayConfig
-from sitesim.runs.runner import scheduler_settings
+from sitesim.runs.options import scheduler_settings
 from sitesim.schedulers import Scheduler
 from sitesim.workload.activity import think_rows
-from sitesim.workload.augment import augment
 from sitesim.workload.swf import SWFTrace, read_swf, read_swf_cached
 
 DAY = 86_400.0

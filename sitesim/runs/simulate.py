@@ -13,8 +13,8 @@ from sitesim.import_paths import is_import_path, load, path_of
 from sitesim.models.users import UserKind, UserModel
 from sitesim.runs.budget import check_site_run
 from sitesim.runs.build import build_site
-from sitesim.runs.config import DEFAULT_PROFILE, WARMUP_DAYS, SiteConfig
-from sitesim.runs.runner import progress_function, scheduler_settings
+from sitesim.runs.config import DEFAULT_PROFILE, DRAIN_OUTAGES, WARMUP_DAYS, SiteConfig
+from sitesim.runs.options import progress_function, scheduler_settings
 from sitesim.schedulers import Scheduler, registered
 from sitesim.workload.profile import WorkloadProfile, read_profile
 
@@ -167,10 +167,6 @@ def users_of(
     if isinstance(users, UserModel):
         return users.users(config.users, profile, config.procs, config.seed)
     return [users(uid, profile, config.procs, config.seed) for uid in range(1, config.users + 1)]
-
-
-#: How long after the horizon a platform's outages go on (the machine drains meanwhile).
-DRAIN_OUTAGES = 60 * DAY
 
 
 def _run(

@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.errors import ConfigError
-from sitesim.formats.names import UserNumbers
-from sitesim.platform.description import Platform, format_nodes, parse_duration
+from sitesim.platform.description import Platform
+from sitesim.platform.values import format_nodes, parse_duration
 from sitesim.slurm.associations import ROOT, AccountRow, Associations, UserRow
 from sitesim.slurm.multifactor import WEIGHT_MAX
 from sitesim.slurm.qos import QOS, parse_tres
+from sitesim.workload.names import UserNumbers
 
 
 class SlurmConfError(ConfigError):

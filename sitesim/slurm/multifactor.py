@@ -38,7 +38,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from sitesim.errors import ConfigError
-from sitesim.platform.description import parse_duration
+from sitesim.platform.values import parse_duration
 
 #: PriorityUsageResetPeriod values.
 RESETS = ("NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")

@@ -24,9 +24,9 @@ from typing import Any
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.import_paths import is_import_path, path_of
 from sitesim.models.users import UserModel
-from sitesim.platform.description import BUILTIN_PLATFORMS
 from sitesim.runs.budget import check_plan
 from sitesim.runs.config import RunConfig, SiteConfig, takes_parameters
+from sitesim.runs.platforms import BUILTIN_PLATFORMS
 from sitesim.schedulers import REGISTRY, Scheduler, parameters, registered
 from sitesim.workload.profile import BUILTIN_PROFILES
 

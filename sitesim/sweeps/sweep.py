@@ -34,7 +34,7 @@ from sitesim.errors import ConfigError
 from sitesim.output import atomic_write, check_output_folder
 from sitesim.results.report import RUNS_NAME, csv_text
 from sitesim.runs.config import RunConfig
-from sitesim.runs.runner import progress_function
+from sitesim.runs.options import progress_function
 from sitesim.sweeps.execute import (
     ERROR_NAME,
     Outcome,

@@ -12,5 +12,5 @@
 
 Each figure function draws with matplotlib's Agg backend and returns the figure, or writes it
 atomically as PNG, SVG or PDF, by the extension of the file's name
-(:func:`sitesim.results.figures.save`).
+(:func:`sitesim.figures.save`).
 """

@@ -418,7 +418,7 @@ def gantt_figure(
     PNG, SVG or PDF by its extension); returns the figure (closed when saved)."""
     import matplotlib.pyplot as plt
 
-    from sitesim.results.figures import save
+    from sitesim.figures import save
 
     fig, ax = plt.subplots(figsize=size, layout="constrained")
     dpi = 110

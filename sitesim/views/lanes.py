@@ -160,7 +160,7 @@ def lanes_figure(
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from sitesim.results.figures import save
+    from sitesim.figures import save
 
     chosen = pick_users(views[0], users, sample)
     height = 0.8 + 0.26 * len(chosen)

@@ -26,7 +26,8 @@ from sitesim.engine.records import read_records_csv
 from sitesim.engine.site import SiteResult
 from sitesim.errors import SitesimError
 from sitesim.models.dynamics import PCONT_A, PCONT_B
-from sitesim.platform.description import Platform, PlatformError
+from sitesim.platform.description import Platform
+from sitesim.platform.values import PlatformError
 from sitesim.results.report import (
     JOBS_NAME,
     PLACEMENT_NAME,

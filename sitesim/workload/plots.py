@@ -1,5 +1,5 @@
 """The figures of ``sitesim analyze`` (PNG, written atomically; see
-:mod:`sitesim.results.figures`)."""
+:mod:`sitesim.figures`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from sitesim.results.figures import grid, log_scale, save
+from sitesim.figures import grid, log_scale, save
 from sitesim.workload.activity import Activity
 from sitesim.workload.analysis import RESPONSE_BINS, SLOWDOWN_BINS
 

@@ -18,9 +18,9 @@ from sitesim.cli.main import main
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.models.feedback import AT_TIME, FeedbackPlan
 from sitesim.models.trace_user import TraceWorkload
-from sitesim.runs.compare import compare
 from sitesim.runs.config import ReplayConfig, SiteConfig
 from sitesim.runs.replay import run_replay
+from sitesim.sweeps.compare import compare
 from sitesim.workload.swf import read_swf
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +109,7 @@ def test_the_drain_is_never_negative():
 
 
 def test_the_drain_counts_the_days_after_the_horizon():
-    from sitesim.runs.compare import drain_days
+    from sitesim.sweeps.compare import drain_days
 
     day = 86_400.0
     assert drain_days(np.array([3 * day, 30.5 * day]), 28) == pytest.approx(2.5)

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sitesim.platform.description import Platform, PlatformError
+from sitesim.platform.description import Platform
 from sitesim.platform.downtime import FAILURE, MAINTENANCE, Downtime, Outages, Window
+from sitesim.platform.values import PlatformError
 
 HOUR, DAY = 3600.0, 86_400.0
 PARTS = {"normal": tuple(range(8)), "gpu": (8, 9)}

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from sitesim.errors import ConfigError
-from sitesim.platform.description import Platform, PlatformError, format_nodes, parse_duration
+from sitesim.platform.description import Platform
+from sitesim.platform.values import PlatformError, format_nodes, parse_duration
 from sitesim.workload.swf import read_swf
 from tests.conftest import trace_path
 

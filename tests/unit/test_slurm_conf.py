@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from sitesim.errors import ConfigError
-from sitesim.formats.names import UserNumbers
-from sitesim.platform.description import format_nodes
+from sitesim.platform.values import format_nodes
 from sitesim.slurm.associations import AssociationError
 from sitesim.slurm.conf import (
     QOS_COLUMNS,
@@ -27,6 +26,7 @@ from sitesim.slurm.conf import (
     read_sacctmgr_qos,
     read_slurm_conf,
 )
+from sitesim.workload.names import UserNumbers
 
 DATA = Path(__file__).parents[1] / "data" / "slurm"
 

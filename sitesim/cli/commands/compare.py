@@ -24,8 +24,8 @@ from sitesim.cli.progress import ProgressBar
 from sitesim.errors import ConfigError
 from sitesim.output import atomic_write, staged_folder, to_json
 from sitesim.results.report import csv_text, table
-from sitesim.runs.compare import METRICS, compare
 from sitesim.runs.config import WARMUP_DAYS, SiteConfig
+from sitesim.sweeps.compare import METRICS, compare
 from sitesim.sweeps.sweep import summarize_runs
 
 EPILOG = """\
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize_runs(rows, factors, measured)
     print(table(COLUMNS, [_row(entry) for entry in summary]))
     if args.out is not None:
-        from sitesim.results.figures import compare_figure
+        from sitesim.sweeps.compare import compare_figure
 
         with staged_folder(args.out, last="compare.json") as staging:
             atomic_write(staging / "compare.csv", csv_text(rows))

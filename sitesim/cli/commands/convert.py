@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
         files = [(args.output, swf_parquet(trace))]
     if args.mapping is not None:
-        from sitesim.formats.names import mapping_json
+        from sitesim.workload.names import mapping_json
 
         files.append((args.mapping, mapping_json(converted.names)))
     if platform is not None:

@@ -27,6 +27,7 @@ from sitesim.cli.commands.report import add_report_option, check_report, write_r
 from sitesim.cli.progress import ProgressBar
 from sitesim.engine.site import SiteResult
 from sitesim.errors import ConfigError
+from sitesim.models.augment import GENERATORS
 from sitesim.output import atomic_write
 from sitesim.platform.boundary import trace_mismatch
 from sitesim.results.report import (
@@ -47,7 +48,6 @@ from sitesim.results.report import (
 from sitesim.runs.budget import check_replay
 from sitesim.runs.config import ReplayConfig
 from sitesim.runs.replay import run_replay
-from sitesim.workload.augment import GENERATORS
 from sitesim.workload.swf import SWFTrace, read_swf
 
 REPLAY_EPILOG = """\

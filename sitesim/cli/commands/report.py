@@ -85,13 +85,13 @@ def run(args: argparse.Namespace) -> int:
     clip_window(view, window)  # (a window outside the run: one line now)
     files: list[tuple[Path, str | bytes]] = []
     if args.gantt is not None:
-        from sitesim.results.figures import figure_bytes
+        from sitesim.figures import figure_bytes
         from sitesim.views.gantt import gantt_figure
 
         fig = gantt_figure(view, args.color_by, window)
         files.append((args.gantt, figure_bytes(fig, args.gantt)))
     if args.lanes is not None:
-        from sitesim.results.figures import figure_bytes
+        from sitesim.figures import figure_bytes
         from sitesim.views.lanes import lanes_figure
 
         fig = lanes_figure([view, *others], args.user, window)
@@ -125,7 +125,7 @@ def _check_outputs(html: Path | None, gantt: Path | None, lanes: Path | None) ->
                 raise SitesimError(f"--out {path}: the report is HTML: give a name ending in "
                                    f"{' or '.join(HTML_SUFFIXES)}")  # fmt: skip
         else:
-            from sitesim.results.figures import figure_format
+            from sitesim.figures import figure_format
 
             figure_format(path, option)
     seen: dict[Path, str] = {}

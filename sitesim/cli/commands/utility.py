@@ -16,9 +16,9 @@ from sitesim.cli.commands.arguments import (
     positive_int,
     seed_number,
 )
+from sitesim.models.augment import GENERATORS, augment
 from sitesim.models.utility import LeeSnavely
 from sitesim.output import check_output_file
-from sitesim.workload.augment import GENERATORS, augment
 from sitesim.workload.swf import read_swf, write_swf
 
 EPILOG = """\

@@ -23,6 +23,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -176,3 +177,33 @@ def compare(
 
         raise SitesimError("comparison failed at " + "; ".join(errors))
     return [row for k in sorted(found) for row in found[k]]
+
+
+def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Experiment 1: signed prediction error of the open replay against user count, one panel
+    per direction and metric, one line per horizon."""
+    import matplotlib.pyplot as plt
+
+    from sitesim.figures import lines_with_ci, save
+
+    titles = {"response_mean_min": "mean response", "wait_mean_min": "mean wait",
+              "slowdown_mean": "mean slowdown"}  # fmt: skip
+    directions = list(dict.fromkeys(row["direction"] for row in summary))
+    fig, axes = plt.subplots(
+        len(directions), len(METRICS), figsize=(4.2 * len(METRICS), 3.4 * len(directions)),
+        squeeze=False, layout="constrained",
+    )  # fmt: skip
+    for r, direction in enumerate(directions):
+        rows = [row for row in summary if row["direction"] == direction]
+        for c, metric in enumerate(METRICS):
+            ax = axes[r][c]
+            lines_with_ci(ax, rows, "users", f"signed_{metric}_pct", "days", label="{:g} days")
+            ax.axhline(0, color="k", lw=0.8)
+            ax.set_yscale("symlog", linthresh=10)
+            ax.set_title(f"{direction}: {titles[metric]}", fontsize=9)
+            ax.set_xlabel("users")
+            ax.set_ylabel("open replay vs site-level (%)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.suptitle("Prediction error of the open replay (> 0: it predicts worse than the users get)")
+    return save(fig, path)

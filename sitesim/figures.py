@@ -1,7 +1,6 @@
-"""Figures of the experiments (PNG, matplotlib's headless Agg backend), written atomically.
-
-Each function takes the rows an experiment produced (plain dicts, as in its CSV files) and a
-path, and returns the path. matplotlib is imported only when a figure is drawn.
+"""Figures (matplotlib's headless Agg backend), written atomically in the format their file's
+name asks for, and the helpers the experiments' figures share (grids, lines and bars with
+confidence intervals). Each experiment draws its own figures from the rows it produced.
 """
 
 from __future__ import annotations
@@ -130,31 +129,3 @@ def bars_with_ci(
                yerr=None if all(np.isnan(ci)) else ci, capsize=2)  # fmt: skip
     ax.set_xticks(range(len(groups)), [str(g) for g in groups], rotation=30, ha="right",
                   fontsize=8)  # fmt: skip
-
-
-def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Experiment 1: signed prediction error of the open replay against user count, one panel
-    per direction and metric, one line per horizon."""
-    from sitesim.runs.compare import METRICS
-
-    titles = {"response_mean_min": "mean response", "wait_mean_min": "mean wait",
-              "slowdown_mean": "mean slowdown"}  # fmt: skip
-    directions = list(dict.fromkeys(row["direction"] for row in summary))
-    fig, axes = plt.subplots(
-        len(directions), len(METRICS), figsize=(4.2 * len(METRICS), 3.4 * len(directions)),
-        squeeze=False, layout="constrained",
-    )  # fmt: skip
-    for r, direction in enumerate(directions):
-        rows = [row for row in summary if row["direction"] == direction]
-        for c, metric in enumerate(METRICS):
-            ax = axes[r][c]
-            lines_with_ci(ax, rows, "users", f"signed_{metric}_pct", "days", label="{:g} days")
-            ax.axhline(0, color="k", lw=0.8)
-            ax.set_yscale("symlog", linthresh=10)
-            ax.set_title(f"{direction}: {titles[metric]}", fontsize=9)
-            ax.set_xlabel("users")
-            ax.set_ylabel("open replay vs site-level (%)")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.suptitle("Prediction error of the open replay (> 0: it predicts worse than the users get)")
-    return save(fig, path)
