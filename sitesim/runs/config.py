@@ -17,9 +17,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Self, cast
+from typing import Any, ClassVar, Literal, Self, TypedDict, cast
 
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load
@@ -31,7 +32,7 @@ from sitesim.models.users import SESSION_STARTS, USER_KINDS, SessionStarts, User
 from sitesim.models.utility import DECAYS, LeeSnavely
 from sitesim.models.workpool import EstimateModel
 from sitesim.platform.description import Platform
-from sitesim.runs.platforms import read_platform
+from sitesim.runs.platforms import BUILTIN_PLATFORMS, read_platform
 from sitesim.schedulers import (
     REGISTRY,
     Scheduler,
@@ -98,6 +99,23 @@ def _flag(name: str, value: Any) -> bool:
     return value
 
 
+def _platform(value: Any) -> str | Platform:
+    """The ``platform`` setting: a file or shipped name (text or a path), a Platform, or its
+    tables as a mapping (built into a Platform here)."""
+    if isinstance(value, Platform):
+        return value
+    if isinstance(value, Mapping):
+        return Platform.from_dict(value, where="platform")
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(
+            "platform must be a platform file, the name of a shipped one "
+            f"({', '.join(BUILTIN_PLATFORMS)}), a Platform or its tables, got {value!r}"
+        )
+    return value
+
+
 def takes_parameters(scheduler: Any) -> set[str]:
     """The parameters scheduler ``scheduler`` (a name) takes; none when it names no scheduler
     (the configuration built with it says why)."""
@@ -115,6 +133,63 @@ def _sha256(name: str, value: Any) -> str | None:
     return value
 
 
+#: What the ``platform`` setting takes (:class:`RunConfig`).
+PlatformSetting = str | os.PathLike[str] | Platform | Mapping[str, Any] | None
+
+
+class RunSettings(TypedDict, total=False):
+    """The settings of every run that :func:`sitesim.simulate` and :func:`sitesim.replay` take
+    as keyword arguments beside their own (each a field of :class:`RunConfig`; the scheduler's
+    parameters go in ``scheduler_params``)."""
+
+    scheduler_params: Mapping[str, Any]
+    cancel_expired: bool
+    platform: PlatformSetting
+    platform_sha256: str | None
+
+
+class SiteSettings(RunSettings, total=False):
+    """The :class:`SiteConfig` settings :func:`sitesim.simulate` takes as keyword arguments,
+    besides those it names (``tests/unit/test_config.py`` checks that, together, they are every
+    field)."""
+
+    synthetic_config: int
+    load: float
+    profile_sha256: str | None
+    estimates: str
+    correlated: bool
+    pcont_a: float
+    pcont_b: float
+    day_share: float
+    weekday_share: float
+    shift_max_min: float
+    runtime_scale: float
+    max_batch_width: int | None
+    session_starts: str
+    utility: bool
+    utility_levels: int
+    deadline_factor: float
+    utility_decay: Literal["linear", "exponential", "step"] | None
+    deadline_wait_min: float | None
+
+
+class ReplaySettings(RunSettings, total=False):
+    """The :class:`ReplayConfig` settings :func:`sitesim.replay` takes as keyword arguments,
+    besides those it names."""
+
+    seed: int
+    feedback: bool
+    think: Literal["last", "max", "arrival"]
+    threshold_min: float
+    uncertainty: float
+    wealth_gini: float
+    start_job: int
+    stop_job: int | None
+    utility: str | None
+    deadline_factor: float
+    utility_decay: Literal["linear", "exponential", "step"] | None
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """What every run has: a scheduler, a root seed and the strictness of the site boundary.
@@ -129,11 +204,14 @@ class RunConfig:
         strict: an impossible job stops the run instead of being skipped and counted.
         cancel_expired: cancel a waiting job once its stated utility function can no longer
             earn anything (it would end after its deadline even if started now).
-        platform: a platform file (TOML: nodes, partitions, downtime) or the name of a shipped
-            one (``curie``); None: ``procs`` processors. With a platform, ``procs`` is set
+        platform: a platform file (TOML: nodes, partitions, downtime; or a ``slurm.conf``), the
+            name of a shipped one (``curie``), a :class:`~sitesim.platform.description.Platform`,
+            or its tables as a mapping (what the TOML file holds; a Platform is stored so in
+            ``results.json``); None: ``procs`` processors. With a platform, ``procs`` is set
             from it (a replay: every core; a site-level run: the default partition's cores,
             the machine the user models draw jobs for).
-        platform_sha256: its sha256 (filled in when the run reads it; a rerun checks it).
+        platform_sha256: the platform file's sha256 (filled in when the run reads it; a rerun
+            checks it); none for a platform given as an object or a mapping.
     """
 
     #: ``"site"`` or ``"replay"``: which subclass (stored as the ``mode`` key of a dict).
@@ -147,7 +225,7 @@ class RunConfig:
     seed: int = 1
     strict: bool = False
     cancel_expired: bool = False
-    platform: str | None = None
+    platform: str | Platform | None = None
     platform_sha256: str | None = None
 
     def __post_init__(self) -> None:
@@ -158,9 +236,9 @@ class RunConfig:
             )
         params = {}
         for key, value in sorted(self.scheduler_params.items()):
-            if isinstance(value, bool) or not isinstance(value, int | float | str):
+            if isinstance(value, bool) or not isinstance(value, int | float | str | Mapping):
                 raise ConfigError(
-                    f"scheduler parameter {key} must be a number or text, got {value!r}"
+                    f"scheduler parameter {key} must be a number, text or a table, got {value!r}"
                 )
             params[str(key)] = value
         self._set("scheduler", name)
@@ -178,8 +256,13 @@ class RunConfig:
         self._set("cancel_expired", _flag("cancel_expired", self.cancel_expired))
         self._set("platform_sha256", _sha256("platform_sha256", self.platform_sha256))
         if self.platform is not None:
-            self._set("platform", _text("platform", str(self.platform)))
+            self._set("platform", _platform(self.platform))
             self.make_platform()  # (a bad file fails here, naming the key)
+            if isinstance(self.platform, Platform) and self.platform_sha256 is not None:
+                raise ConfigError(
+                    "platform_sha256 names a platform file's bytes; this platform is given as "
+                    "an object (leave platform_sha256 out)"
+                )
 
     def make_platform(self) -> Platform | None:
         """The platform this run uses (None: ``procs`` processors).
@@ -188,8 +271,8 @@ class RunConfig:
             ConfigError: the file is not a valid platform, or changed since the run (its
                 sha256 differs from ``platform_sha256``).
         """
-        if self.platform is None:
-            return None
+        if self.platform is None or isinstance(self.platform, Platform):
+            return self.platform
         platform, sha256 = read_platform(self.platform)
         if self.platform_sha256 is not None and self.platform_sha256 != sha256:
             raise ConfigError(
@@ -200,9 +283,16 @@ class RunConfig:
 
     def with_platform_sha256(self) -> Self:
         """This configuration with its platform file's sha256 filled in."""
-        if self.platform is None:
+        if not isinstance(self.platform, str):
             return self
         return dataclasses.replace(self, platform_sha256=read_platform(self.platform)[1])
+
+    @property
+    def platform_name(self) -> str | None:
+        """The platform in a message: its file (or shipped name), or a Platform's name."""
+        if isinstance(self.platform, Platform):
+            return self.platform.name or "platform"
+        return self.platform
 
     def with_seed(self, seed: int) -> Self:
         """A copy with another root seed, checked; the other settings are not checked again
@@ -268,6 +358,8 @@ class RunConfig:
         """Every field as plain data, ``mode`` first (what ``results.json`` stores); the
         :attr:`OPTIONAL_SETTINGS` only when set."""
         data = {"mode": self.mode, **{name: getattr(self, name) for name in self.settings()}}
+        if isinstance(self.platform, Platform):
+            data["platform"] = self.platform.to_dict()
         for name in self.OPTIONAL_SETTINGS:
             if data[name] is None:
                 del data[name]
