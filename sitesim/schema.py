@@ -67,6 +67,28 @@ def problem(where: str, key: str, says: str, error: type[E]) -> E:
     return error(f"{where}: {key}: {says}" if key else f"{where}: {says}")
 
 
+def settings_schema(name: str, annotations: Mapping[str, Any]) -> type[Table]:
+    """A :class:`Table` of the settings ``annotations`` names (:func:`check_settings`)."""
+    return typing.cast(
+        type[Table], msgspec.defstruct(name, list(annotations.items()), bases=(Table,))
+    )
+
+
+def check_settings(values: Mapping[str, Any], schema: type[Table]) -> dict[str, Any]:
+    """``values`` checked against ``schema`` (:func:`settings_schema`) in one conversion: the
+    values as its types hold them (``3`` -> ``3.0`` for a float).
+
+    Raises:
+        ConfigError: as :func:`check_value`, for the first bad value.
+    """
+    try:
+        table = msgspec.convert(values, schema, strict=True)
+        return {name: getattr(table, name) for name in values}
+    except msgspec.ValidationError:  # (which, and why; or a whole float for a whole number)
+        hints = typing.get_type_hints(schema, include_extras=True)
+        return {name: check_value(name, value, hints[name]) for name, value in values.items()}
+
+
 def check_value(name: str, value: Any, annotation: Any) -> Any:
     """``value`` checked against ``annotation`` (``Annotated[float, Meta(ge=0, le=1)]``), a
     whole float taken for a whole number; the value as the type holds it (``3`` -> ``3.0``
@@ -85,7 +107,12 @@ def check_value(name: str, value: Any, annotation: Any) -> Any:
             return check_value(name, int(value), annotation)
         if isinstance(plain, inspect.FloatType) and isinstance(value, int | float):
             value = float(value)  # (as the float it was taken for)
-        raise ConfigError(f"{name} {_must(info, value, annotation)}") from None
+        choices = _choices(annotation)
+        if choices:  # (none: an optional setting left unset)
+            none = " or none" if isinstance(info, inspect.UnionType) else ""
+            listed = ", ".join(map(str, choices))
+            raise ConfigError(f"{name} must be one of {listed}{none}, got {value!r}") from None
+        raise ConfigError(f"{name} {_must(info, value)}") from None
 
 
 # -- the messages --------------------------------------------------------------------------------
