@@ -105,7 +105,9 @@ def check_value(name: str, value: Any, annotation: Any) -> Any:
         plain = _plain(info)
         if isinstance(plain, inspect.IntType) and isinstance(value, float) and value.is_integer():
             return check_value(name, int(value), annotation)
-        if isinstance(plain, inspect.FloatType) and isinstance(value, int | float):
+        if isinstance(plain, inspect.FloatType):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{name} must be a number, got {value!r}") from None
             value = float(value)  # (as the float it was taken for)
         choices = _choices(annotation)
         if choices:  # (none: an optional setting left unset)

@@ -453,7 +453,7 @@ def _partitions(rows: list[_PartitionRow], types: list[NodeType], where: str) ->
 
 
 def _max_time(value: int | str) -> float:
-    return time_value(value, zero=False, unlimited=True, allowed=_MAX_TIME)
+    return time_value(value, zero=False, unlimited=True, allowed=_MAX_TIME, after_syntax=False)
 
 
 def _downtime(downtime: dict[str, Any], base: Path | None) -> dict[str, Any]:

@@ -194,10 +194,13 @@ def node_set(
     return nodes
 
 
-def time_value(value: int | str, *, zero: bool, unlimited: bool, allowed: str) -> float:
+def time_value(
+    value: int | str, *, zero: bool, unlimited: bool, allowed: str, after_syntax: bool = True
+) -> float:
     """A time of a platform file in seconds: a whole number of minutes (as in slurm.conf) or
     text in Slurm's syntax; > 0 (>= 0 with ``zero``), UNLIMITED only with ``unlimited``, and
-    at most :data:`MAX_TIME`. ``allowed`` says what is, for the errors.
+    at most :data:`MAX_TIME`. ``allowed`` says what is, for the errors (after the syntax's own
+    error too, with ``after_syntax``).
 
     Raises:
         ValueError: any other value.
@@ -206,7 +209,7 @@ def time_value(value: int | str, *, zero: bool, unlimited: bool, allowed: str) -
         try:
             seconds = parse_duration(value)
         except ValueError as err:
-            raise ValueError(f"{err}; must be {allowed}") from None
+            raise ValueError(f"{err}; must be {allowed}" if after_syntax else str(err)) from None
     else:
         seconds = minutes(value) if value >= 0 else -1.0
     if seconds < 0 or (seconds == 0 and not zero) or (math.isinf(seconds) and not unlimited):
