@@ -1,13 +1,14 @@
 """Configuration tables checked against declarative schemas, with sitesim's one-line errors.
 
-A schema is a :class:`Table` (a frozen `msgspec <https://jcristharif.com/msgspec/>`_ Struct
-that refuses unknown keys) whose fields carry their types and ranges as annotations
+A schema is a :class:`Table` (a `msgspec <https://jcristharif.com/msgspec/>`_ Struct that
+refuses unknown keys) whose fields carry their types and ranges as annotations
 (``count: Annotated[int, Meta(ge=1)]``); :func:`read` converts a mapping (a TOML file's
 tables, a dict, keyword arguments) into it. A value of another type or out of range, an
 unknown key or a missing one is one line, ``where: key: problem``, naming the allowed values,
 which are rendered from the schema itself (a field's ``Meta(description=...)`` says them in
-words where the types cannot: ``"be a time limit > 0"``). :func:`check_value` checks one
-value against an annotation, for the settings of a frozen dataclass (a run configuration).
+words where the types cannot: ``"be a time limit > 0"``). :func:`check_settings` checks the
+fields of a frozen dataclass (a run configuration) against their annotations in one
+conversion, :func:`check_value` one value, with messages ``name must be ALLOWED, got VALUE``.
 
 The rules between fields (a partition that names a node type defined above it, a warm-up
 shorter than the run) stay in code, after the conversion, raising :func:`problem`.
@@ -202,7 +203,7 @@ def _bounds(kind: inspect.IntType | inspect.FloatType, whole: bool) -> str:
     """``>= 1`` (a whole number), ``in [0, 1]``, ``in (0, inf)``."""
     low = kind.ge if kind.ge is not None else kind.gt
     high = kind.le if kind.le is not None else kind.lt
-    if whole and high is None:
+    if whole:  # (an upper bound refuses absurd sizes: said when a value passes it)
         return f">= {low}" if kind.ge is not None else f"> {low}" if low is not None else ""
     left = "[" if kind.ge is not None else "("
     right = "]" if kind.le is not None and kind.le < FINITE else ")"
