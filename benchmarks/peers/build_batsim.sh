@@ -12,6 +12,8 @@
 #   WORK/prefix/bin/batsched  batsched 1.4.0+ (1707277) the commit Batsim 4.2.1's default.nix
 #                             pins (framagit batsim/batsched); its history is reached through
 #                             the GitHub fork hpc/batsched4, which holds upstream's commits
+#   WORK/prefix/bin/batsched-busy-first   the same with reservations on busy machines first
+#                             (benchmarks/peers/batsched_busy_first.py), to explain differences
 #   redox (hmartiro/redox, last commit), loguru v2.1.0 (emilk/loguru): libraries they link
 #   intervalset               benchmarks/peers/intervalset/: a stand-in written for this
 #                             benchmark (the library's framagit repository cannot be fetched)
@@ -150,8 +152,25 @@ meson_build batsim "$WORK/src/batsim"
 step "batsched ${BATSCHED_REF:0:7}"
 meson_build batsched "$WORK/src/batsched"
 
+# batsched with busy-first reservations (see batsched_busy_first.py), beside the original.
+step "batsched ${BATSCHED_REF:0:7} with busy-first reservations"
+busy="$WORK/src/batsched-busy-first"
+if [[ ! -f $busy/COMMIT || $(cat "$busy/COMMIT") != "$(cat "$WORK/src/batsched/COMMIT")" ]]; then
+    rm -rf "$busy" && cp -r "$WORK/src/batsched" "$busy"
+    rm -f "$busy/COMMIT"  # written once the edit has applied
+    run busy-first-edit.log python3 "$HERE/batsched_busy_first.py" "$busy"
+    cp "$WORK/src/batsched/COMMIT" "$busy/COMMIT"
+fi
+if [[ ! -f $WORK/build/batsched-busy-first/build.ninja ]]; then
+    run batsched-busy-first-setup.log meson setup "$WORK/build/batsched-busy-first" "$busy" \
+        --prefix "$PREFIX" --libdir lib --buildtype release
+fi
+run batsched-busy-first-build.log ninja -C "$WORK/build/batsched-busy-first"
+cp "$WORK/build/batsched-busy-first/batsched" "$PREFIX/bin/batsched-busy-first"
+
 "$PREFIX/bin/batsim" --version >/dev/null || cannot "the built batsim does not run"
 "$PREFIX/bin/batsched" --help >/dev/null || cannot "the built batsched does not run"
+"$PREFIX/bin/batsched-busy-first" --help >/dev/null || cannot "batsched-busy-first does not run"
 {
     echo "batsim $BATSIM_REF $(cat "$WORK/src/batsim/COMMIT")"
     echo "batsched $(cat "$WORK/src/batsched/COMMIT")"
