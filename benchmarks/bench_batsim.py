@@ -550,13 +550,15 @@ def main() -> None:
                 f"{case.trace.jobs:,} jobs on {case.machine}"
             )
         rows = run_all(cases, tools, args.runs, args.timeout, scratch, args.keep)
-        print()
+        end_load = os.getloadavg()
+        print("\nload average at the end: " + " ".join(f"{x:.2f}" for x in end_load))
         print_table(rows)
         if args.out:
             meta = {
                 "date": time.strftime("%Y-%m-%d %H:%M:%S"),
                 "machine": f"{platform.machine()}, {os.cpu_count()} cores",
                 "load_at_start": load,
+                "load_at_end": end_load,
                 "runs": args.runs,
                 "sitesim": sitesim.version(),
                 "batsim": install.version if install else reason,
