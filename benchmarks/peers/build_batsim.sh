@@ -66,7 +66,7 @@ simgrid="$(pkg-config --modversion simgrid 2>/dev/null || true)"
 mkdir -p "$WORK/src" "$LOGS" "$PREFIX"
 extract() {  # extract NAME OWNER+REPO REF: WORK/src/NAME from the snapshot, once
     local name=$1 repo=$2 ref=$3 git_dir="$MIRROR/$2/repo"
-    [[ -d $git_dir ]] || cannot "no snapshot of github ${repo/+//} in $git_dir (fetch it first)"
+    [[ -d $git_dir ]] || cannot "no snapshot of github ${repo/+//} in $git_dir (make one: git clone --mirror)"
     local commit
     commit="$(git --git-dir="$git_dir" rev-parse --verify -q "$ref^{commit}")" \
         || cannot "github ${repo/+//} has no $ref in $git_dir"
@@ -120,6 +120,9 @@ meson_build() {  # meson_build NAME SOURCE_DIR: configure, build and install int
 # -- 3. Libraries ----------------------------------------------------------------------------
 step "intervalset (stand-in: benchmarks/peers/intervalset)"
 meson_build intervalset "$HERE/intervalset"
+run intervalset-check.log g++ -std=c++17 -I"$PREFIX/include" "$HERE/intervalset/check.cpp" \
+    -L"$PREFIX/lib" -Wl,-rpath,"$PREFIX/lib" -lintervalset -o "$WORK/build/intervalset/check"
+run intervalset-check-run.log "$WORK/build/intervalset/check"
 
 if [[ ! -f $PREFIX/lib/libloguru.so ]]; then
     step "loguru $LOGURU_REF"
