@@ -261,6 +261,11 @@ class CompleteUser(StaticUser):
             if last is None:
                 return
             yield site.completion(last)
+            if not self.cycle.in_window(env.now):
+                # the window rule (users.md §3): a completion outside the window ends the
+                # session with no trial, think or break; the loop sleeps to the next opening
+                previous = None
+                continue
             if self.dynamics.continues(last.response):
                 yield env.timeout(self.submittal.think())
                 previous = last

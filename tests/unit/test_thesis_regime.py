@@ -91,7 +91,8 @@ def test_the_next_session_starts_a_break_after_the_end_or_the_start(starts):
     """One user who always leaves (p_cont tiny), one job a batch: each session is one job, and
     the next starts a break (the user's own break draws, in order) after the session's end
     (after_break) or its start (scheduled, at once if the session ended later), moved to the
-    next window opening when that time is outside the user's window."""
+    next window opening when that time is outside the user's window; a session whose job ends
+    outside the window draws no break (the window rule) and the next starts at the opening."""
     model = UserModel(pcont_a=1e-12, max_batch_width=1, session_starts=starts)
     result = simulate(users=1, model=model, scheduler="FCFS", days=14, warmup_days=0, seed=3)
     sessions = _session_starts(result.records)
@@ -100,6 +101,9 @@ def test_the_next_session_starts_a_break_after_the_end_or_the_start(starts):
     breaks = SessionDynamics(profile, 3, 1).break_length
     cycle = ActivityCycle.draw(stream(3, 1, "cycle"))
     for (start, end), (following, _) in itertools.pairwise(sessions):
+        if not cycle.in_window(end):  # the window rule: no trial, no break
+            assert following == cycle.next_open(end)
+            continue
         due = end + breaks() if starts == "after_break" else max(start + breaks(), end)
         assert following == (due if cycle.in_window(due) else cycle.next_open(due))
 
