@@ -44,7 +44,8 @@ SUMMARY = (
     ("slowdown_mean", "mean slowdown"), ("bsld_mean", "mean bounded slowdown"),
     ("wait_max_min", "longest wait (min)"), ("makespan_d", "makespan (days)"),
     ("active_users", "active users"), ("sessions", "sessions"),
-    ("jobs_per_session", "jobs per session"), ("jobs_killed", "jobs killed at their estimate"),
+    ("jobs_per_session", "jobs per session"), ("batches_per_session", "batches per session"),
+    ("jobs_killed", "jobs killed at their estimate"),
 )  # fmt: skip
 
 
@@ -246,7 +247,7 @@ def _timeline_plots(view: RunView, window: tuple[float, float], x_range: Any) ->
 def _header(view: RunView) -> str:
     s = dict(view.summary)
     if not view.has_sessions:  # (an open replay: not applicable)
-        s.update(sessions=None, jobs_per_session=None)
+        s.update(sessions=None, jobs_per_session=None, batches_per_session=None)
     where = view.platform.describe() if view.platform is not None else f"{view.procs:,} processors"
     rows = "".join(f"<tr><td>{html.escape(title)}</td><td>{_fmt(s.get(key))}</td></tr>"
                    for key, title in SUMMARY if key in s)  # fmt: skip
