@@ -46,9 +46,9 @@ class ScriptedDynamics:
         return bool(self.decisions())
 
 
-def scripted(kind, shapes, widths, gaps, thinks, **complete):  # type: ignore[no-untyped-def]
+def scripted(kind, shapes, widths, gaps, thinks, starts="after_break", **complete):  # type: ignore[no-untyped-def]
     cls = CompleteUser if kind == "complete" else StaticUser
-    user = cls(7, default_profile(), 8, 1, UserModel(kind=kind))
+    user = cls(7, default_profile(), 8, 1, UserModel(kind=kind, session_starts=starts))
     user.workpool = ScriptedWorkpool(shapes)  # type: ignore[assignment]
     user.submittal = ScriptedSubmittal(widths, gaps, thinks)  # type: ignore[assignment]
     if kind == "complete":
@@ -207,3 +207,35 @@ def test_a_think_that_ends_outside_the_window_sleeps_to_the_next_opening():
         (86400 + open_monday, 1, -1),
     ]
     assert user.dynamics.responses == [runtime] and user.submittal.think.calls == 1
+
+
+def test_clocked_session_starts():
+    # session_starts = "clocked" (a sensitivity option, not the thesis' model). A day, weekday
+    # worker without shift (Monday-Friday 07:30-17:30). Session 0 starts at Monday's opening
+    # (07:30) with a 2-hour job. The clock's first gap (a break, 1 h) starts session 1 at
+    # 08:30 while session 0 is still waiting: it does not wait for it. Session 1 continues
+    # once (think 60 s) and then leaves; session 0 continues once when its job ends at 09:30,
+    # then leaves. The next gap (9.5 h) falls at 18:00, outside the window: that start is
+    # dropped and the clock restarts at Tuesday's opening (session 2). Session 2's job ends at
+    # 17:29 Tuesday and the user continues, but after the 2-minute think the window is
+    # closed: the session ends without submitting. Wednesday 07:30 starts session 3 (the
+    # third gap, 40,000 s, falls outside Tuesday's window).
+    day, opens = 86400, 7.5 * 3600
+    user = scripted(
+        "complete",
+        shapes=[(1, 7200, 7200), (1, 600, 600), (1, 600, 600), (1, 600, 600),
+                (1, 35940, 35940), (1, 60, 60)],
+        widths=[1], gaps=[0], thinks=[60, 60, 120], starts="clocked",
+        decisions=[True, False, True, False, True], breaks=[3600, 34200, 40000],
+        cycle=ActivityCycle(True, True, 0.0),
+    )  # fmt: skip
+    site, _ = run_alone(user, until=2 * day + opens + 1)
+    assert log(site) == [
+        (1, opens, opens, opens + 7200, 0, 0, -1, None),
+        (2, opens + 3600, opens + 3600, opens + 4200, 1, 1, -1, None),
+        (3, opens + 4260, opens + 4260, opens + 4860, 1, 2, 2, 60),
+        (4, opens + 7260, opens + 7260, opens + 7860, 0, 3, 1, 60),
+        (5, day + opens, day + opens, day + opens + 35940, 2, 4, -1, None),
+        (6, 2 * day + opens, 2 * day + opens, 2 * day + opens + 60, 3, 5, -1, None),
+    ]
+    assert user.dynamics.responses[:5] == [600, 600, 7200, 600, 35940]
