@@ -25,7 +25,9 @@ from sitesim.engine.job import JobState
 from sitesim.engine.records import read_records_csv
 from sitesim.engine.site import SiteResult
 from sitesim.errors import SitesimError
+from sitesim.models.cycles import ActivityCycle, CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B
+from sitesim.models.streams import stream
 from sitesim.platform.description import Platform, PlatformError
 from sitesim.results.report import (
     JOBS_NAME,
@@ -173,6 +175,20 @@ class RunView:
         """The run's p_cont(r) = a / (b r + 1) constants (the defaults for a replay)."""
         config = self.config or {}
         return float(config.get("pcont_a", PCONT_A)), float(config.get("pcont_b", PCONT_B))
+
+    def cycles(self, users: np.ndarray) -> list[ActivityCycle] | None:
+        """The activity cycles of ``users`` (ids), drawn again from the run's seed exactly as
+        the run drew them; None unless the run's users were built-in complete users."""
+        config = self.config or {}
+        if config.get("model", "complete") != "complete" or "seed" not in config:
+            return None
+        shares = CycleShares(
+            day=float(config.get("day_share", 0.7)),
+            weekday=float(config.get("weekday_share", 0.8)),
+            max_shift_minutes=float(config.get("shift_max_min", 60.0)),
+        )
+        seed = int(config["seed"])
+        return [ActivityCycle.draw(stream(seed, int(u), "cycle"), shares) for u in users]
 
     @property
     def nodes(self) -> int:

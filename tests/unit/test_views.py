@@ -236,14 +236,74 @@ def test_sessions_mark_the_ends_after_a_slow_response():
     rec["session"] = [0, 0, 1, 0]
     rec["batch"] = [0, 1, 2, 0]
     rec["submit"] = [0.0, 100.0, 5000.0, 0.0]
-    rec["end"] = [50.0, 1300.0, 5060.0, 70.0]
-    rec["response"] = rec["end"] - rec["submit"]  # 20 min, 1 min, 70 s
+    rec["end"] = [50.0, 3700.0, 8540.0, 70.0]
+    rec["response"] = rec["end"] - rec["submit"]  # 60 min, 59 min, 70 s
     view = RunView("t", 4, rec, {}, {"pcont_a": 0.8, "pcont_b": 0.05})
     s = sessions(view)
     assert s.user.tolist() == [1, 1, 2]
-    assert s.first.tolist() == [0.0, 5000.0, 0.0] and s.last.tolist() == [1300.0, 5060.0, 70.0]
+    assert s.first.tolist() == [0.0, 5000.0, 0.0] and s.last.tolist() == [3700.0, 8540.0, 70.0]
     assert s.jobs.tolist() == [2, 1, 1]
-    assert s.slow.tolist() == [True, False, False]  # b r = 0.05 x 20 min = 1
+    # b r = 0.05 x 60 min = 3: p_cont a quarter of a; 59 min is not slow
+    assert s.slow.tolist() == [True, False, False]
+    assert not s.outside.any()  # (no seed: the windows are not known)
+
+
+def test_a_session_whose_last_job_ended_outside_the_window_is_not_slow():
+    """The window rule ends such a session without a decision: it is marked as ended by the
+    window, whatever the response. User 1's window is drawn again from the run's seed."""
+    from sitesim.models.cycles import ActivityCycle
+    from sitesim.models.streams import stream
+
+    cycle = ActivityCycle.draw(stream(4, 1, "cycle"))
+    opens = cycle.next_open(0.0)
+    inside, outside = opens + 2 * 3600, cycle.next_open(opens + 1) - 3600
+    assert cycle.in_window(inside) and not cycle.in_window(outside)
+    rec = np.zeros(2, dtype=JOB_DTYPE)
+    rec["id"] = [1, 2]
+    rec["user"] = [1, 1]
+    rec["session"] = [0, 1]
+    rec["batch"] = [0, 1]
+    rec["submit"] = [inside - 7200, outside - 7200]
+    rec["end"] = [inside, outside]
+    rec["response"] = rec["end"] - rec["submit"]  # 2 hours each: slow
+    view = RunView("t", 4, rec, {}, {"model": "complete", "seed": 4, "pcont_b": 0.05})
+    s = sessions(view)
+    assert s.outside.tolist() == [False, True]
+    assert s.slow.tolist() == [True, False]
+
+
+def test_think_bars_end_at_a_batch_first_submission():
+    """A batch of three jobs submitted over two days after a 10-minute think: one green bar of
+    10 minutes, not bars from the waited-for job's end to each later submission."""
+    import matplotlib.pyplot as plt
+
+    from sitesim.views.lanes import COLORS, draw_lanes
+
+    rec = np.zeros(4, dtype=JOB_DTYPE)
+    rec["id"] = [1, 2, 3, 4]
+    rec["user"] = 1
+    rec["session"] = 0
+    rec["batch"] = [0, 1, 1, 1]
+    rec["submit"] = [0.0, 700.0, DAY, 2 * DAY]
+    rec["start"] = rec["submit"]
+    rec["end"] = rec["submit"] + 100.0
+    rec["think"] = [np.nan, 600.0, DAY - 100, 2 * DAY - 100]  # from job 1's end
+    view = RunView("t", 4, rec, {}, {})
+    fig, ax = plt.subplots()
+    draw_lanes(ax, view, [1])
+    think = [c for c in ax.collections
+             if tuple(c.get_facecolor()[0][:3]) == _rgb(COLORS["think"])]  # fmt: skip
+    (bars,) = think
+    (bar,) = bars.get_paths()
+    xs = bar.vertices[:, 0]
+    assert xs.min() == pytest.approx(100 / DAY) and xs.max() == pytest.approx(700 / DAY)
+    plt.close(fig)
+
+
+def _rgb(color: str) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(color)
 
 
 def test_windows_and_users(demo):
