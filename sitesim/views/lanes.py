@@ -154,9 +154,9 @@ def draw_lanes(
     bars(rec["start"][run], rec["end"][run], row[run] - 0.18, 0.14, COLORS["run"])
     ax.scatter(rec["submit"][batch_first] / DAY, row[batch_first] + 0.4, marker="|", s=30,
                color=COLORS["batch"], linewidths=0.8)  # fmt: skip
-    slow, window = keep & s.slow, keep & s.outside
+    slow, closed = keep & s.slow, keep & s.outside
     other = keep & ~s.slow & ~s.outside
-    for sel, marker, color in ((slow, "x", COLORS["slow end"]), (window, "v", COLORS["window end"]),
+    for sel, marker, color in ((slow, "x", COLORS["slow end"]), (closed, "v", COLORS["window end"]),
                                (other, "|", COLORS["end"])):  # fmt: skip
         ends = np.array([lane[u] for u in s.user[sel].tolist()], np.float64)
         ax.scatter(s.last[sel] / DAY, ends, marker=marker, s=36, color=color, zorder=3,
