@@ -284,6 +284,24 @@ class Site:
                 job.done.succeed(job)
         return job.done
 
+    def cancel(self, job: Job) -> bool:
+        """Cancel ``job`` if it is still waiting (a user who gives up); True if it was.
+
+        The job leaves the scheduler's queue without starting and is recorded as cancelled
+        (SWF status 5, ``jobs_cancelled`` in the summary); its completion event fires with the
+        job as value. A job that already started or ended is left alone (False)::
+
+            done = site.completion(job)
+            yield done | env.timeout(3600)  # wait an hour at most
+            if not done.triggered:
+                site.cancel(job)
+        """
+        if job.state is not JobState.WAITING:
+            return False
+        self._withdraw([job])
+        self.pass_due = True  # (the queue changed: a pass may start other jobs now)
+        return True
+
     def _problem(self, job: Job) -> tuple[str, str]:
         """Why the machine cannot run ``job``: (reason, detail)."""
         size, runtime, estimate = job.size, job.runtime, job.estimate
@@ -361,10 +379,15 @@ class Site:
             job = heapq.heappop(self._expiry)[2]
             if job.state is JobState.WAITING:
                 expired.append(job)
-        if not expired:
-            return
-        self.scheduler.withdraw(expired)
-        for job in expired:
+        if expired:
+            self._withdraw(expired)
+
+    def _withdraw(self, jobs: list[Job]) -> None:
+        """Waiting ``jobs`` leave the queue without starting: cancelled, their completion
+        events fired."""
+        now = self.env.now
+        self.scheduler.withdraw(jobs)
+        for job in jobs:
             job.mark_cancelled(now)
             self._unfinished -= 1
             if job.done is not None:
