@@ -30,7 +30,7 @@ from sitesim.models.dynamics import PCONT_A, PCONT_B
 from sitesim.models.synthetic import CONFIGURATIONS, MAX_LOAD
 from sitesim.models.users import SESSION_STARTS, USER_KINDS
 from sitesim.models.workpool import EstimateModel
-from sitesim.output import atomic_write
+from sitesim.output import atomic_write, file_name
 from sitesim.results.report import (
     RESULTS_NAME,
     RUN_COLUMNS,
@@ -355,7 +355,7 @@ def _run_all(configs: list[SiteConfig], out: Path | None, utility: bool) -> list
 
 
 def _folder(out: Path, config: SiteConfig) -> Path:
-    return out / f"users-{config.users:04d}-{config.scheduler}"
+    return out / f"users-{config.users:04d}-{file_name(config.scheduler)}"
 
 
 def _write_runs(out: Path, configs: list[SiteConfig], done: dict[int, SiteResult]) -> int:
