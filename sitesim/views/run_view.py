@@ -35,6 +35,8 @@ from sitesim.results.report import (
     PRIORITIES_NAME,
     RESULTS_NAME,
     RUNS_NAME,
+    SWF_NAME,
+    USERS_NAME,
 )
 
 if TYPE_CHECKING:
@@ -350,10 +352,21 @@ def _not_a_run(path: Path) -> str:
     if runs:
         shown = ", ".join(runs[:3]) + (f" and {len(runs) - 3:,} more" if len(runs) > 3 else "")
         return f"{path}: holds several runs ({shown}): give one of their folders"
-    if (path / RUNS_NAME).exists() or any(path.glob("*.csv")) or any(path.glob(".*.tmp")):
+    run_files = (SWF_NAME, JOBS_NAME, USERS_NAME, RUNS_NAME)
+    if any((path / name).exists() for name in run_files) or any(path.glob(".*.tmp")):
         return (
             f"{path}: half-written run folder: {RESULTS_NAME}, written last, is missing (the run "
             "was interrupted): run it again"
+        )
+    others = sorted(p.name for p in path.iterdir() if p.suffix in (".json", ".csv", ".png"))
+    if others:  # (a scenario's or an analysis' outputs: complete, just not one run's)
+        shown = ", ".join(others[:3]) + (
+            f" and {len(others) - 3:,} more" if len(others) > 3 else ""
+        )
+        return (
+            f"{path}: not a run folder (no {RESULTS_NAME}): it holds other results ({shown}); "
+            "give the folder of one run (the --out of sitesim run or replay with one run, or "
+            "one run's folder in it)"
         )
     return f"{path}: not a run folder (no {RESULTS_NAME})"
 
