@@ -492,6 +492,29 @@ class Site:
             )
         return self.result(warmup=warmup)
 
+    def advance(self, until: float) -> None:
+        """Run the site up to time ``until`` and pause there, before the events of that instant
+        (every earlier instant's allocation pass done): a tiny site can be stepped through,
+        its queue (``site.scheduler.queue``), machine and users inspected between the steps::
+
+            for t in range(3600, 86_400, 3600):
+                site.advance(t)
+                print(t, [job.id for job in site.scheduler.queue])
+            result = site.run(until=86_400)  # then on to the horizon, and drain
+
+        The users' horizon is set by :meth:`run` alone; a run that drains before ``until``
+        (every user ended and every job with it) stops there.
+        """
+        env = self.env
+        if not until > env.now:
+            raise ValueError(f"advance needs a time after now ({env.now}), got {until}")
+        pause = env.event()
+        pause._ok, pause._value = True, None  # (triggered: the loop stops on it at ``until``)
+        pause.callbacks.append(StopSimulation.callback)
+        env.schedule(pause, simpy.events.URGENT, until - env.now)
+        with fewer_collections(), contextlib.suppress(StopSimulation):
+            env.run_instants(self, None, math.inf)
+
     def result(self, *, warmup: float = 0.0) -> SiteResult:
         """Collect records and metrics of the jobs submitted so far."""
         if self._retired is None:
