@@ -342,3 +342,50 @@ def test_a_replay_shows_its_sessions_as_not_applicable(demo):
                      strict=True))  # fmt: skip
     assert cells["sessions"] == cells["ended after a slow response"] == "-"
     assert "<tr><td>sessions</td><td>-</td></tr>" not in _header(demo)
+
+
+def test_the_gantt_palette_has_twenty_colours_that_differ():
+    """Every two colours differ by a CIELAB distance (CIE76) of at least 20; the first eight
+    are Okabe and Ito's colour-blind-safe set. (tab20 pairs a dark and a light shade of one
+    hue: #aec7e8 and #c5b0d5 are 16.6 apart.)"""
+    from itertools import combinations
+
+    from sitesim.views.gantt import PALETTE, rgb
+
+    def lab(c: np.ndarray) -> np.ndarray:
+        c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+        m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                      [0.0193, 0.1192, 0.9505]])  # fmt: skip
+        x, y, z = m @ c / np.array([0.95047, 1.0, 1.08883])
+
+        def f(t: float) -> float:
+            return float(np.cbrt(t)) if t > 0.008856 else 7.787 * t + 16 / 116
+
+        return np.array([116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))])
+
+    colours = [lab(c) for c in rgb(PALETTE)]
+    assert len(PALETTE) == len(set(PALETTE)) == 20
+    closest = min(np.linalg.norm(a - b) for a, b in combinations(colours, 2))
+    assert closest >= 20, closest
+    assert PALETTE[:8] == ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00",
+                           "#cc79a7", "#000000")  # fmt: skip
+
+
+def test_the_html_gantt_counts_jobs_and_has_a_colour_legend(demo):
+    """The title counts jobs (and says how many rectangles, when a job is drawn as several);
+    a legend names each colour in view."""
+    pytest.importorskip("bokeh", reason="needs bokeh (the report extra)")
+    from sitesim.views import gantt
+    from sitesim.views.html import _jobs_drawn, _legend, report_html
+
+    rects = gantt.window_rects(demo, (0.0, 7 * DAY))
+    jobs = len(np.unique(rects.job))
+    text = report_html(demo)
+    assert f"{jobs:,} jobs" in text and "Colours, by user" in text
+    legend = _legend(demo, "user", (0.0, 7 * DAY))
+    users = np.unique(demo.records["user"][rects.job]).tolist()
+    assert [f"user {u}" for u in users] == re.findall(r"</span>(user \d+)</span>", legend)
+    assert legend.count("background:") == len(users) and "background:#e69f00" in legend
+    two = gantt.Rects(*(np.array(v) for v in ([1, 1, 2], [0, 0, 0], [1, 1, 1], [0, 4, 2],
+                                               [2, 6, 4], [1, 1, 1])))  # fmt: skip
+    assert _jobs_drawn(two) == "2 jobs in 3 rectangles (one per block of contiguous rows)"
