@@ -92,11 +92,11 @@ THESIS_GAP_MAX = 60.0  # "very short" gaps inside a batch: the profile's gaps <=
 #: (sitesim.workload.thesis_regime.REVISITED).
 REGIMES = ("fitted", "work matched", "uncompressed")
 PART5 = {
-    "seeds": 10, "days": 91.0,
+    "seeds": 6, "days": 91.0,
     # (regime, session starts, loops, users, alphas): the revisited, work-matched regime with
     # the thesis' session starts at three loads; the loops apart, clocked starts (a
     # sensitivity option) and the other two regimes at 50 and 250 users (the comparison's CPU
-    # time: 300 runs of 91 days)
+    # time: 180 runs of 91 days)
     "sweeps": [
         ("work matched", "after_break", "both loops", [50, 150, 250], [0, 3000, 6000, 12000]),
         ("work matched", "after_break", "aborts off", [50, 250], [0, 6000]),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+from cycler import cycler
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -25,6 +26,37 @@ FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 #: What each format would otherwise stamp with the time it was written (so that the same figure
 #: gives the same bytes).
 _NO_DATE: dict[str, dict[str, Any]] = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+#: Okabe and Ito's colours, safe for colour-blind readers, in the order lines take them (the
+#: yellow, faint on white, last).
+OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000",
+             "#f0e442")  # fmt: skip
+#: A slide's 16:9 (inches).
+SLIDE = (13.33, 7.5)
+#: Fonts and lines readable on a slide, with the colour-blind-safe palette (for
+#: ``matplotlib.rc_context``).
+SLIDE_STYLE: Any = {
+    "font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "xtick.labelsize": 12,
+    "ytick.labelsize": 12, "legend.fontsize": 12, "figure.titlesize": 17,
+    "lines.linewidth": 2.0, "lines.markersize": 6, "errorbar.capsize": 4,
+    "axes.prop_cycle": cycler(color=OKABE_ITO),
+}  # fmt: skip
+
+
+def slide(rows: int = 1, cols: int = 1, **kwargs: Any) -> tuple[Any, list[Any]]:
+    """A 16:9 figure of ``rows`` × ``cols`` axes drawn in :data:`SLIDE_STYLE` (call it, and
+    draw, inside ``with matplotlib.rc_context(SLIDE_STYLE):``); the axes as a flat list."""
+    fig, axes = plt.subplots(rows, cols, figsize=SLIDE, squeeze=False, layout="constrained",
+                             **kwargs)  # fmt: skip
+    return fig, list(axes.flat)
+
+
+def legend_below(fig: Any, ax: Any, ncols: int = 4) -> None:
+    """One legend for the figure, below the axes (it covers no data), from ``ax``'s lines."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False)
 
 
 def figure_format(path: Path, option: str = "") -> str:
@@ -132,29 +164,56 @@ def bars_with_ci(
                   fontsize=8)  # fmt: skip
 
 
-def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Experiment 1: signed prediction error of the open replay against user count, one panel
-    per direction and metric, one line per horizon."""
+def compare_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Experiment 1, for a slide: the open replay's prediction divided by what the users get
+    (1: exact), against user count, one panel per direction and metric, one line per horizon;
+    geometric means over the seeds with their 95 % intervals (Student's t on the logs), on a
+    log axis. ``rows``: one per direction, point and seed (``conv_<metric>`` and
+    ``site_<metric>``)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from scipy.special import stdtrit
+
     from sitesim.runs.compare import METRICS
 
     titles = {"response_mean_min": "mean response", "wait_mean_min": "mean wait",
               "slowdown_mean": "mean slowdown"}  # fmt: skip
-    directions = list(dict.fromkeys(row["direction"] for row in summary))
-    fig, axes = plt.subplots(
-        len(directions), len(METRICS), figsize=(4.2 * len(METRICS), 3.4 * len(directions)),
-        squeeze=False, layout="constrained",
-    )  # fmt: skip
-    for r, direction in enumerate(directions):
-        rows = [row for row in summary if row["direction"] == direction]
-        for c, metric in enumerate(METRICS):
-            ax = axes[r][c]
-            lines_with_ci(ax, rows, "users", f"signed_{metric}_pct", "days", label="{:g} days")
-            ax.axhline(0, color="k", lw=0.8)
-            ax.set_yscale("symlog", linthresh=10)
-            ax.set_title(f"{direction}: {titles[metric]}", fontsize=9)
-            ax.set_xlabel("users")
-            ax.set_ylabel("open replay vs site-level (%)")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.suptitle("Prediction error of the open replay (> 0: it predicts worse than the users get)")
+    directions = list(dict.fromkeys(row["direction"] for row in rows))
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(len(directions), len(METRICS), sharex=True)
+        for r, direction in enumerate(directions):
+            for c, metric in enumerate(METRICS):
+                ax = axes[r * len(METRICS) + c]
+                horizons = sorted({row["days"] for row in rows})
+                for k, days in enumerate(horizons):
+                    dodge = 0.12 * (k - (len(horizons) - 1) / 2)  # (intervals side by side)
+                    xs, ys, low, high = [], [], [], []
+                    for users in sorted({row["users"] for row in rows}):
+                        logs = np.log([row[f"conv_{metric}"] / row[f"site_{metric}"]
+                                       for row in rows if row["direction"] == direction
+                                       and row["days"] == days and row["users"] == users
+                                       and row[f"site_{metric}"] > 0
+                                       and row[f"conv_{metric}"] > 0])  # fmt: skip
+                        if not len(logs):
+                            continue
+                        mean = logs.mean()
+                        half = (stdtrit(len(logs) - 1, 0.975) * logs.std(ddof=1)
+                                / np.sqrt(len(logs))) if len(logs) > 1 else 0.0  # fmt: skip
+                        xs.append(users + dodge)
+                        ys.append(np.exp(mean))
+                        low.append(np.exp(mean) - np.exp(mean - half))
+                        high.append(np.exp(mean + half) - np.exp(mean))
+                    ax.errorbar(xs, ys, yerr=[low, high], marker="o", label=f"{days:g} days")
+                ax.axhline(1, color="k", lw=1)
+                ax.set_yscale("log")
+                ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.yaxis.set_minor_formatter(NullFormatter())
+                ax.set_title(f"{direction.replace('->', '→')}: {titles[metric]}")
+                if r == len(directions) - 1:
+                    ax.set_xlabel("users")
+                if c == 0:
+                    ax.set_ylabel("open ÷ site-level")
+                ax.grid(alpha=0.3, which="both")
+        legend_below(fig, axes[0], ncols=4)
+        fig.suptitle("The open replay's prediction ÷ what the users get (1: exact)")
     return save(fig, path)
