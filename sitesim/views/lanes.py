@@ -163,7 +163,7 @@ def draw_lanes(
                    linewidths=1.2)  # fmt: skip
     ax.set_xlim(low / DAY, high / DAY)
     ax.set_ylim(-0.6, len(users) - 0.4)
-    ax.set_yticks(range(len(users)), [f"user {u}" for u in users], fontsize=7)
+    ax.set_yticks(range(len(users)), [f"user {u}" for u in users], fontsize="small")
     ax.set_xlabel("day")
 
 
