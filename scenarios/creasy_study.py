@@ -577,24 +577,30 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- figures -----------------------------------------------------------------------------------
 def alpha_figure(study, path, x):  # type: ignore[no-untyped-def]
-    """Absolute throughput and session length per alpha, and both relative to EASY."""
-    from sitesim.results.figures import grid, lines_with_ci, save
+    """Absolute throughput and session length per alpha, and both relative to EASY: a 16:9
+    slide, the alphas' points side by side, one legend below."""
+    import matplotlib
 
-    fig, axes = grid(4, width=4.6, height=3.5, cols=2)
+    from sitesim.results.figures import SLIDE_STYLE, legend_below, lines_with_ci, save, slide
+
     panels = (
         (study["summary"], "throughput_per_h", "throughput (jobs/h)"),
         (study["summary"], "jobs_per_session", "session length (jobs)"),
         (study["relative"], "throughput_per_h_rel_pct", "throughput vs EASY (%)"),
         (study["relative"], "jobs_per_session_rel_pct", "session length vs EASY (%)"),
     )
-    for ax, (rows, metric, title) in zip(axes, panels, strict=True):
-        lines_with_ci(ax, rows, x, metric, "alpha", label="alpha {}")
-        if metric.endswith("_pct"):
-            ax.axhline(0, color="k", lw=0.8)
-        ax.set_xlabel(x)
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    levels = sorted({r[x] for r in study["summary"]})
+    step = min((b - a for a, b in itertools.pairwise(levels)), default=1)
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(2, 2, sharex=True)
+        for ax, (rows, metric, title) in zip(axes, panels, strict=True):
+            lines_with_ci(ax, rows, x, metric, "alpha", label="α = {}", dodge=0.06 * step)
+            if metric.endswith("_pct"):
+                ax.axhline(0, color="k", lw=1)
+                ax.set_xlabel(x)
+            ax.set_title(title)
+            ax.grid(alpha=0.3)
+        legend_below(fig, axes[0], ncols=5)
     return save(fig, path)
 
 

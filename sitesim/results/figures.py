@@ -131,14 +131,18 @@ def lines_with_ci(
     by: str,
     *,
     label: str = "{}",
+    dodge: float = 0.0,
     **style: Any,
 ) -> None:
     """One line per level of ``by``: mean ``y`` against ``x``, with its 95 % interval as error
-    bars when the rows have ``<y>_ci95`` (summary rows of replications)."""
+    bars when the rows have ``<y>_ci95`` (summary rows of replications). ``dodge``: the
+    levels' points are moved apart by this much along x (in x's units), so that intervals at
+    one x do not hide each other."""
     levels = list(dict.fromkeys(row[by] for row in rows))
-    for level in levels:
+    for k, level in enumerate(levels):
         mine = sorted((row for row in rows if row[by] == level), key=lambda row: row[x])
-        xs = [row[x] for row in mine]
+        shift = dodge * (k - (len(levels) - 1) / 2)
+        xs = [row[x] + shift for row in mine]
         ys = [row[y] for row in mine]
         ci = [row.get(f"{y}_ci95", np.nan) for row in mine]
         ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, marker="o", ms=4,
