@@ -145,8 +145,9 @@ def lines_with_ci(
         xs = [row[x] + shift for row in mine]
         ys = [row[y] for row in mine]
         ci = [row.get(f"{y}_ci95", np.nan) for row in mine]
-        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, marker="o", ms=4,
-                    capsize=3, label=label.format(level), **style)  # fmt: skip
+        drawn = {"marker": "o", "ms": 4, "capsize": 3, **style}  # (the defaults, or style's)
+        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, label=label.format(level),
+                    **drawn)  # fmt: skip
 
 
 def bars_with_ci(
