@@ -300,3 +300,49 @@ def test_the_metrics_reference_names_every_summary_field():
         covered |= {name for name in fields if name.startswith(prefix)}
     missing = [name for name in fields if name not in covered]
     assert not missing, f"docs/reference/metrics.md does not describe {missing}"
+
+
+def test_the_user_models_page_shows_what_the_validation_gives(tmp_path):
+    """docs/background/users.md's validation numbers are scenarios/validate_users.py's output:
+    every cell of its table and the numbers of the sentences after it (the full run, about
+    20 s)."""
+    import json
+
+    module = load_file(ROOT / "scenarios" / "validate_users.py")
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert module.main(["--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "validation.json").read_text())
+    static, cycles = data["static"], data["cycles"]
+    page = (ROOT / "docs" / "background" / "users.md").read_text()
+    section = page[page.index("## Validation against the profile") :]
+
+    def number(value: float) -> str:
+        return f"{value:g}" if float(value).is_integer() else f"{value:.1f}"
+
+    for name, row in static["distributions"].items():
+        unit = "" if name in ("batch widths", "sizes") else " s"
+        expected = (
+            f"| {name} | {row['samples']:,} | {row['ks_vs_profile']:.4f} | "
+            f"{row['ks_noise_floor']:.4f} | {number(row['median_simulated'])}{unit} | "
+            f"{number(row['median_profile'])}{unit} |"
+        )
+        assert expected in section, expected
+    decomposed = static["distributions"]
+    pct = {key: f"{100 * value:.1f} %" for key, value in cycles.items() if isinstance(value, float)}
+    quoted = [
+        f"{static['users']} static users for {static['days']} days ({static['jobs']:,} jobs)",
+        f"(KS {decomposed['think times']['ks_decomposed_vs_profile']:.4f})",
+        f"({decomposed['batch widths']['ks_decomposed_vs_profile']:.4f})",
+        f"({decomposed['inter-submission gaps']['ks_decomposed_vs_profile']:.4f})",
+        f"{cycles['users']} complete users for {cycles['days']} days ({cycles['jobs']:,} jobs)",
+        f"{pct['daytime_share']} of submissions fall",
+        f"{pct['weekday_share']} on weekdays",
+        f"{100 * cycles['day_workers']:.0f} % day workers",
+        f"{100 * cycles['weekday_workers']:.0f} % weekday workers",
+        f"made {pct['share_by_day_workers']} and {pct['share_by_weekday_workers']} of",
+        f"({pct['continuation_share']} of",
+        f"only {pct['continuations_in_own_window']} of the time",
+    ]
+    flat = " ".join(section.split())
+    for text in quoted:
+        assert " ".join(text.split()) in flat, text

@@ -231,13 +231,20 @@ def test_creasy_study_quick(tmp_path):
     assert {r["loops"] for r in data["part4"]["loops"]} == {"both loops", "aborts off",
                                                              "difference"}  # fmt: skip
     part5 = data["part5"]
-    # both session-start mechanisms; the loops apart with the specification's
-    kinds = {(r["session_starts"], r["loops"]) for r in part5["relative"]}
-    assert kinds == {("after_break", "both loops"), ("after_break", "aborts off"),
-                     ("scheduled", "both loops")}  # fmt: skip
+    # three regimes; the thesis' session starts, the loops apart and clocked starts (a
+    # sensitivity option) in the revisited, work-matched one
+    kinds = {(r["regime"], r["session_starts"], r["loops"]) for r in part5["relative"]}
+    assert kinds == {("work matched", "after_break", "both loops"),
+                     ("work matched", "after_break", "aborts off"),
+                     ("work matched", "clocked", "both loops"),
+                     ("uncompressed", "after_break", "both loops"),
+                     ("fitted", "after_break", "both loops")}  # fmt: skip
     assert {r["loops"] for r in part5["loops"]} == {"both loops", "aborts off", "difference"}
-    residuals = part5["residuals"]["after_break"]
-    assert {(r["users"], r["metric"]) for r in residuals} >= {(50, "throughput_per_h")}
+    residuals = part5["residuals"]["work matched"]
+    shown = {(r["users"], r["metric"]) for r in residuals}
+    assert shown >= {(50, "throughput_per_h"), (50, "batches_per_session")}
+    assert {r["source"] for r in residuals} == {"ch. 2, CREASY", "ch. 5, EASY"}
+    assert all("batches_per_session_rel_pct" in r for r in part5["relative"])
 
 
 def test_creasy_thesis_calibration_quick(tmp_path):
@@ -250,6 +257,8 @@ def test_creasy_thesis_calibration_quick(tmp_path):
     data = json.loads((tmp_path / "creasy.json").read_text())
     fits = data["part5_calibration"]["fits"]
     assert {f["session_starts"] for f in fits} == {"after_break", "scheduled"}
+    clocked = data["part5_calibration"]["clocked"]
+    assert 0.5 < clocked["start_gap_scale"] < 50.0 and clocked["target_throughput_per_h"] > 0
     assert all(0.02 < f["break_scale"] < 2.0 for f in fits)
     profile = json.loads((tmp_path / "thesis_profile.json").read_text())
     assert profile["settings"]["thesis_regime"]["max_width"] == 1
