@@ -273,15 +273,19 @@ class SiteEnv(gymnasium.Env[np.ndarray, Any]):
         if result is None:
             return obs, reward.step(), False, False, self._info()
         correction = reward.correction(result.summary)
-        info = {"result": result, "correction": correction}
+        info: dict[str, Any] = {"result": result, "correction": correction}
+        if isinstance(self.action_space, spaces.Discrete):  # (no action follows: any)
+            info["action_mask"] = np.ones(self.action_space.n, np.int8)
         return obs, reward.step(result.summary), True, False, info
 
     def action_masks(self) -> np.ndarray:
-        """The actions allowed now (True), as sb3-contrib's MaskablePPO asks for them."""
+        """The actions allowed now (True), as sb3-contrib's MaskablePPO asks for them (all,
+        once the episode ended)."""
         agent = self._agent
         if isinstance(agent, _PickAgent):
             return agent.mask.astype(bool)
-        return np.ones(len(JOB_FEATURES), dtype=bool)
+        size = self.action_space.n if isinstance(self.action_space, spaces.Discrete) else 1
+        return np.ones(int(size), dtype=bool)
 
     def close(self) -> None:
         self._prepared = self._agent = None
