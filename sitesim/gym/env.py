@@ -382,3 +382,10 @@ class SiteEnv(gymnasium.Env[np.ndarray, Any]):
         else:
             obs[-1] = 1.0  # (cos of midnight; the rest 0)
         return obs
+
+
+#: The environment's id: ``gymnasium.make("sitesim/Site-v0", source=config)`` once this module
+#: is imported (or ``gymnasium.make("sitesim.gym.env:sitesim/Site-v0", ...)``, which imports it).
+ENV_ID = "sitesim/Site-v0"
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(ENV_ID, entry_point="sitesim.gym.env:SiteEnv")

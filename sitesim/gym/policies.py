@@ -39,7 +39,7 @@ ACTIONS = ("start", "next")
 ARRIVAL_ORDER = tuple(1.0 if name == "wait" else 0.0 for name in JOB_FEATURES)
 
 
-def parse_weights(weights: str | Sequence[float], count: int, what: str) -> np.ndarray:
+def parse_weights(weights: str | float | Sequence[float], count: int, what: str) -> np.ndarray:
     """Weights given as text (``"0.5,-1,0"``) or numbers, checked: ``count`` finite numbers.
 
     Raises:
@@ -53,6 +53,8 @@ def parse_weights(weights: str | Sequence[float], count: int, what: str) -> np.n
             raise ConfigError(
                 f"{what} must be {count} numbers separated by commas, got {weights!r}"
             ) from None
+    elif isinstance(weights, int | float):
+        values = [float(weights)]  # (one number on the command line)
     else:
         values = [float(value) for value in weights]
     require(
