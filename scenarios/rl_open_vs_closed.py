@@ -10,9 +10,10 @@ conventional setting: sitesim.gym.episodes.OpenReplay), once with the users in t
 EASY and CREASY (alpha 6000) are then judged on a held-out seed both ways: on the open replay of
 EASY's trace (measured over the site-level window, as sitesim compare does) and with the users
 in the loop (the site-level run). 250 complete users of the thesis-regime profile on 128
-processors; training episodes of 10 days (3 of warm-up), judged over 28 days (7 of warm-up);
-10 replications, each with its own training seeds, 95 % intervals by Student's t, differences
-to EASY paired by seed (docs/results/rl-open-vs-closed.md).
+processors; 6 iterations of 12 candidates, each scored on one training episode of 7 days (2 of
+warm-up), judged over 28 days (7 of warm-up); 10 replications, each with its own training
+seeds, 95 % intervals by Student's t, differences to EASY paired by seed
+(docs/results/rl-open-vs-closed.md).
 
     python scenarios/rl_open_vs_closed.py [--quick] [--out DIR] [--seed S] [--seeds N]
                                           [--serial | --workers N | --dask ADDRESS]
@@ -42,8 +43,8 @@ from sitesim.schedulers import CREASY, EASY, Scheduler
 from sitesim.sweeps.replications import paired_differences, summarize_runs
 
 FULL = {
-    "users": 250, "profile": "thesis", "train_days": 10.0, "train_warmup": 3.0,
-    "days": 28.0, "warmup": 7.0, "iterations": 8, "population": 16, "elite": 4,
+    "users": 250, "profile": "thesis", "train_days": 7.0, "train_warmup": 2.0,
+    "days": 28.0, "warmup": 7.0, "iterations": 6, "population": 12, "elite": 3,
 }  # fmt: skip
 QUICK = {
     "users": 20, "profile": "thesis", "train_days": 3.0, "train_warmup": 1.0,

@@ -329,7 +329,7 @@ class SiteEnv(gymnasium.Env[np.ndarray, Any]):
     def _info(self) -> dict[str, Any]:
         agent = self._agent
         if isinstance(agent, _PickAgent):
-            return {"action_mask": agent.mask.copy()}
+            return {"action_mask": agent.mask}  # (a new array at each decision)
         return {}
 
     def _checked(self, action: Any) -> int | np.ndarray:
@@ -348,8 +348,10 @@ class SiteEnv(gymnasium.Env[np.ndarray, Any]):
                 )
             return weights
         assert isinstance(agent, _PickAgent)
-        value = np.asarray(action)
         n = agent.actions_count
+        if type(action) is int and 0 <= action < n and agent.mask[action]:
+            return action  # (the common case, at once)
+        value = np.asarray(action)
         if value.shape != () or value.dtype.kind not in "iu" or not 0 <= int(value) < n:
             what = (
                 f"0..{n - 2} start the job in that row, {n - 1} waits"

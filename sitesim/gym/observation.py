@@ -281,8 +281,11 @@ class Observer:
                 return np.zeros(n, dtype=bool)
             return self.waiting.first(n)[:, _CORES] <= resources.free  # (free cores decide)
         fits = np.zeros(n, dtype=bool)
+        free = resources.free
         tried: dict[tuple[Any, float], bool] = {}
         for i, job in enumerate(jobs):
+            if job.size > free:  # (fewer cores free in all: nowhere)
+                continue
             key = (job.demand if self._nodes else job.size, job.estimate)
             known = tried.get(key)
             if known is None:
