@@ -128,7 +128,7 @@ def test_vector_environments_run_with_masks():
     for _ in range(400):
         masks = infos["action_mask"]
         actions = [int(np.flatnonzero(mask)[0]) for mask in masks]
-        obs, rewards, terminated, truncated, infos = envs.step(np.array(actions))
+        _, _, terminated, _, infos = envs.step(np.array(actions))
         done += int(terminated.sum())
         if "action_mask" not in infos:  # (both reset together: the next step's infos)
             break
@@ -183,7 +183,7 @@ def test_an_action_out_of_range_is_refused():
     env = SiteEnv(TINY, k=4)
     env.reset(seed=1)
     for action in (5, -1, 2.5, "1", [1, 2]):
-        with pytest.raises(ActionError, match="out of range: the actions are 0..3 start"):
+        with pytest.raises(ActionError, match=r"out of range: the actions are 0\.\.3 start"):
             env.step(action)
 
 

@@ -134,7 +134,7 @@ def test_the_schedgym_layout_is_schedgyms():
 
 @pytest.mark.parametrize("k", [0, -1, 1.5, True])
 def test_k_must_be_a_whole_number_of_jobs(k):
-    with pytest.raises(ConfigError, match="k .* must be an integer >= 1"):
+    with pytest.raises(ConfigError, match=r"k .* must be an integer >= 1"):
         Observer(k)
 
 
