@@ -93,18 +93,26 @@ class _PickAgent(Deciding):
         self.off_queue = 0
         action, self.pending = self.pending, None
         if action is not None:  # the agent's answer to the pass it stopped
-            if self.apply(action, now, resources, started):
+            if self.apply(action, now, resources, started) and self.more(resources):
                 self.again()  # decide again at this instant, with the job started
             return started
         if not self.queue:
             return started
         if self.held is not None:
-            if self.serve_held(resources, started):
+            if self.serve_held(resources, started) and self.more(resources):
                 self.again()
             return started
         if self.observe(now, resources, started):
             raise Decision
         return started
+
+    def more(self, resources: Resources) -> bool:
+        """After a start: True if the next pass at this instant would ask the agent again
+        (a job shown fits; with ``"next"``, a job waits), so that it is asked for."""
+        queue = self.queue
+        if self.actions == "next":
+            return bool(queue)
+        return bool(queue) and bool(self.observer.fits(queue[: self.k], resources).any())
 
 
 class _PriorityAgent(LinearPriority):
