@@ -138,12 +138,12 @@ class _PriorityAgent(LinearPriority):
         self.reward.ended(job)
 
     def select(self, now: float, resources: Resources) -> list[Job]:
-        if not resources.free or not self.queue:
-            return []
         weights, self.pending = self.pending, None
-        if weights is not None:
+        if weights is not None:  # the agent's answer to the pass it stopped
             self.weights = weights
             return LinearPriority.select(self, now, resources)
+        if not resources.free or not self.queue:
+            return []
         if self.observer.fits(self.queue, resources).any():  # (else the order changes nothing)
             self.obs = self.observer.observe(now, self.queue, resources, ())
             raise Decision
