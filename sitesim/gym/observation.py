@@ -260,13 +260,13 @@ class Observer:
         self.sessions.ended(job, now)
 
     def remove(self, queue: list[Job], jobs: Sequence[Job]) -> None:
-        """Jobs left the queue to start: off ``queue`` and the columns."""
+        """Jobs left the queue to start: off ``queue`` and the table."""
         if jobs:
             self.waiting.remove(queue, jobs)
 
     def withdraw(self, queue: list[Job], jobs: Sequence[Job]) -> None:
         """Waiting jobs left without starting (cancelled, at the latest time it was told of):
-        off ``queue`` and the columns, and they count as ended for their users."""
+        off ``queue`` and the table, and they count as ended for their users."""
         self.waiting.remove(queue, jobs)
         for job in jobs:
             self.sessions.ended(job, self.clock)
