@@ -2,7 +2,10 @@
 
 Every ```python block in README.md and docs/ is executed, each on its own, as a reader who
 copies it would run it; a block whose first line is a comment starting "# continues" runs
-after the page's blocks before it, in their namespace. When a ```text block follows, the
+after the page's blocks before it, in their namespace. A block that begins with a comment
+"# needs: module, module" (an optional package: gymnasium, stable-baselines3) runs only where
+those modules import; where one does not, the page's other blocks run and the test is then
+reported skipped, naming the modules. When a ```text block follows, the
 printed output must match it. Every `$ sitesim ...` line of a ```console block runs, and so
 does the command of a ```sh block that a ```text block follows (the README's first run, the
 tutorial's teaching demo): what it prints must begin with the text block. The replications
@@ -29,6 +32,15 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 #: The first line of a python block that runs after the page's blocks before it.
 CONTINUES = "# continues"
+#: A comment line of a python block naming the optional modules it needs.
+NEEDS = re.compile(r"^# needs: (.+)$", re.MULTILINE)
+
+
+def missing_modules(code: str) -> list[str]:
+    """The modules a block's ``# needs:`` line names that do not import here."""
+    found = NEEDS.search(code)
+    names = [name.strip() for name in found.group(1).split(",")] if found else []
+    return [name for name in names if importlib.util.find_spec(name) is None]
 
 
 def fenced(page: Path) -> list[tuple[str, str]]:
@@ -65,16 +77,26 @@ def load_file(path: Path) -> ModuleType:
 def test_page_examples(page, monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)  # examples use paths relative to the project folder
     namespace: dict[str, object] = {}
+    skipped: set[str] = set()
+    skipping = False
     for code, expected in examples(page):
         if "../shared/traces" in code and not TRACES.exists():
             pytest.skip(f"example reads a real trace; {TRACES} is absent")
         if not code.startswith(CONTINUES):
             namespace = {"__name__": "docs_example"}  # a block runs alone
+            skipping = False
+        missing = missing_modules(code)
+        skipping = skipping or bool(missing)  # (a block that continues a skipped one too)
+        if skipping:
+            skipped.update(missing)
+            continue
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             exec(compile(code, str(page), "exec"), namespace)
         if expected is not None:
             assert printed.getvalue().rstrip() == expected.rstrip()
+    if skipped:
+        pytest.skip(f"the page's other examples ran; some need {', '.join(sorted(skipped))}")
 
 
 CONSOLE = re.compile(r"```console\n(.*?)```", re.DOTALL)

@@ -34,6 +34,7 @@ from sitesim.results.report import jobs_refused, result_trace
 from sitesim.runs.config import SiteConfig
 from sitesim.runs.replay import replay
 from sitesim.runs.runner import run
+from sitesim.schedulers import Scheduler
 from sitesim.sweeps.executors import Executor, execute_all
 
 #: The metrics compared, as summary fields.
@@ -74,9 +75,10 @@ def point_with_refusals(point: ComparePoint) -> tuple[list[dict[str, Any]], dict
         return f"{type(err).__name__}: {err}"
 
 
-def open_replay(site: SiteResult, scheduler: str) -> SiteResult:
+def open_replay(site: SiteResult, scheduler: str | Scheduler) -> SiteResult:
     """The conventional prediction: the site-level run's trace replayed open under
-    ``scheduler``, measured over the site-level run's window."""
+    ``scheduler`` (a name, or a fresh scheduler object), measured over the site-level run's
+    window."""
     result = replay(result_trace(site, "site-level trace"), scheduler, procs=site.procs)
     window = (site.summary.window_start_d * DAY, site.summary.window_end_d * DAY)
     summary = summarize(result.records, result.procs, window)
