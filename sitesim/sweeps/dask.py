@@ -47,7 +47,12 @@ def run_on_dask(
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                silence_logs=logging.ERROR,
+                # (no dashboard, and its HTTP server on a free port: Dask's default 8787 may
+                # be another cluster's, and taking another would print a warning)
+                scheduler_kwargs={"dashboard": False, "dashboard_address": ":0"},
+                # (a worker's heartbeat failing while the cluster closes is no error of the
+                # sweep's; a task that fails is reported from its future)
+                silence_logs=logging.CRITICAL,
                 preload=[__name__],  # (its dask_setup: the workers ignore SIGINT)
             )
         client = Client(cluster)
