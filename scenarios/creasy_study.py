@@ -51,8 +51,8 @@ FULL = {
 }  # fmt: skip
 QUICK = {
     "seeds": 2, "days": 14.0, "users": [10, 40], "scan": [2, 5, 10, 20], "scan_seeds": 1,
-    "targets": [0.3, 0.7], "factor_days": 14.0, "factor_targets": [0.6],
-    "calibration_days": 14.0,
+    "targets": [0.3, 0.7], "factor_days": 3.0, "factor_targets": [0.6],
+    "calibration_days": 3.0,
 }  # fmt: skip
 #: Part 3's settings: one factor at a time around the shipped workload (the first, "baseline").
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -95,10 +95,10 @@ PART5 = {
     "bisection_steps": 8,
 }  # fmt: skip
 PART5_QUICK = {
-    "seeds": 2, "days": 7.0,
+    "seeds": 2, "days": 3.0,
     "sweeps": [
         ("after_break", "both loops", [50, 250], [0, 6000]),
-        ("after_break", "aborts off", [50, 250], [0, 6000]),
+        ("after_break", "aborts off", [50], [0, 6000]),
         ("scheduled", "both loops", [50, 250], [0, 6000]),
     ],
     "calibration_seeds": [101], "calibration_days": 14.0, "widths": [1], "bisection_steps": 2,
@@ -223,7 +223,7 @@ def calibrate(task: tuple[SiteConfig, list[float], int]) -> dict[float, int]:
 
 def factor_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str, Any]:
     settings = {k: v for k, v in SETTINGS.items() if not args.quick or k in QUICK_SETTINGS}
-    base = SiteConfig(days=grid["factor_days"])
+    base = SiteConfig(days=grid["factor_days"], warmup_days=1 if args.quick else 7)
     calibration = base.replace(days=grid["calibration_days"], seed=seeds[0])
     tasks = [(calibration.replace(**levels), grid["factor_targets"],
               max(1, round(20 * levels.get("runtime_scale", 1.0) ** -0.5)))
@@ -459,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.update({"part3_runs.csv": part3["runs"], "part3_gains.csv": part3["gains"]})
         figures["part3.png"] = lambda path: factor_figure(part3, path)
     if args.part in ("4", "all"):
-        short = SiteConfig(days=grid["factor_days"], runtime_scale=SHORT_JOBS)
+        short = SiteConfig(days=grid["factor_days"], warmup_days=1 if args.quick else 7,
+                           runtime_scale=SHORT_JOBS)  # fmt: skip
         calibration = short.replace(days=grid["calibration_days"], seed=seeds[0])
         counts = calibrate((calibration, grid["factor_targets"], 90))
         print(f"\n== Part 4: runtimes x {SHORT_JOBS:g}; EASY utilization "

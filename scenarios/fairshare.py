@@ -55,7 +55,7 @@ HALF_LIVES = ("1-0", "7-0", "14-0")
 CONFIGS = ((0, "-"), *((w, h) for w in WEIGHTS[1:] for h in HALF_LIVES))
 #: (users, accounts, days, warm-up days) of the full study and of --quick. The first block of
 #: accounts holds the heavy ones, the second the light ones.
-FULL, QUICK = (36, "2x10,8x2", 91.0, 7.0), (16, "2x4,4x2", 21.0, 7.0)
+FULL, QUICK = (36, "2x10,8x2", 91.0, 7.0), (16, "2x4,4x2", 14.0, 4.0)
 #: Quantities of every account and group (NaN where a run has none: sessions in a replay).
 METRICS = ("jobs_per_hour", "jobs_per_session", "sessions", "wait_mean_min",
            "response_mean_min", "core_hours", "jobs")  # fmt: skip

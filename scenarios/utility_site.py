@@ -15,7 +15,7 @@ intervals by Student's t over the seeds (docs/results/utility-site.md).
     python scenarios/utility_site.py [--quick] [--out DIR] [--seed S] [--seeds N]
                                      [--serial | --workers N | --dask ...]
 
---quick: 6 users, 14 days, two seeds.
+--quick: 6 users, 7 days, two seeds.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from sitesim.sweeps.sweep import sweep
 
 SCHEDULERS = ["EASY", "CONSERVATIVE", "PRIORITY", "GA", "PRIO", "FIRSTPRICE"]
 FULL = {"users": [20, 40], "days": 91.0, "warmup_days": 7.0}
-QUICK = {"users": [6], "days": 14.0, "warmup_days": 2.0}
+QUICK = {"users": [6], "days": 7.0, "warmup_days": 1.0}
 
 
 def label(row: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ import math
 import warnings
 from bisect import insort
 from collections import Counter, deque
+from collections.abc import Mapping
 from itertools import islice
 from operator import is_
 from pathlib import Path
@@ -96,6 +97,16 @@ class _Waiting:
         return self.lows[0] if self.lows else math.inf
 
 
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping a dict and every sequence but text a list: what a
+    configuration stores (and ``results.json`` holds)."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
 class SlurmConfigWarning(UserWarning):
     """A setting of a Slurm configuration file that sitesim reads but does not model."""
 
@@ -117,7 +128,10 @@ class SLURM(Scheduler):
             of ``sacctmgr show assoc --parsable2``. Default: every user its own account.
         mapping: the mapping file of ``sitesim convert --mapping`` that numbered the trace's
             users: the ``assoc`` listing's user names are read through it.
-        accounts: instead of ``assoc``, accounts by blocks of users (``"2x10,8x2"``).
+        accounts: instead of ``assoc``, accounts by blocks of users (``"2x10,8x2"``), or by
+            name, a mapping (``{"physics": 10, "chemistry": 4}``: users numbered in that
+            order; or each a list of user ids, or a table with ``shares``, ``parent``,
+            ``users``: :meth:`~sitesim.slurm.associations.Associations.named`).
         qos: the output of ``sacctmgr show qos --parsable2`` (default: one QOS, ``normal``,
             without limits).
     """
@@ -132,7 +146,7 @@ class SLURM(Scheduler):
         self,
         conf: str | None = None,
         assoc: str | None = None,
-        accounts: str | None = None,
+        accounts: str | Mapping[str, Any] | None = None,
         qos: str | None = None,
         mapping: str | None = None,
         PriorityWeightAge: int | None = None,
@@ -157,6 +171,8 @@ class SLURM(Scheduler):
     ) -> None:
         super().__init__()
         given = {k: v for k, v in locals().items() if k in SETTINGS and v is not None}
+        if isinstance(accounts, Mapping):
+            accounts = _plain(accounts)
         self._files = {
             "conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos, "mapping": mapping
         }  # fmt: skip
@@ -255,7 +271,7 @@ class SLURM(Scheduler):
         return settings
 
     def _associations(
-        self, assoc: str | None, accounts: str | None, mapping: str | None
+        self, assoc: str | None, accounts: str | Mapping[str, Any] | None, mapping: str | None
     ) -> Associations:
         if assoc is not None and accounts is not None:
             raise ConfigError("SLURM: give assoc (a file) or accounts (blocks of users), not both")
@@ -265,6 +281,8 @@ class SLURM(Scheduler):
                 "SLURM: mapping numbers the users of a sacctmgr listing (assoc=assoc.txt); "
                 + ("a TOML association file names them by number" if toml else "give one")
             )
+        if isinstance(accounts, Mapping):
+            return Associations.named(accounts)
         if accounts is not None:
             return Associations.blocks(accounts)
         if assoc is None:

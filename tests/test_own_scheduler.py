@@ -62,6 +62,21 @@ def test_a_scheduler_path_that_names_no_scheduler_is_refused(name, message):
         SiteConfig(scheduler=name)
 
 
+def test_a_module_that_fails_while_imported_is_told_apart_from_a_missing_name(
+    tmp_path, monkeypatch
+):
+    """An AttributeError that the module's own code raises while it is imported is that
+    module's failure, not a name the module lacks."""
+    (tmp_path / "broken_scheduler.py").write_text("import math\n\nmath.no_such_function\n")
+    monkeypatch.syspath_prepend(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        SiteConfig(scheduler="broken_scheduler:FairEASY")
+    assert str(refused.value) == (
+        "scheduler broken_scheduler:FairEASY: importing module broken_scheduler failed: "
+        "AttributeError: module 'math' has no attribute 'no_such_function'"
+    )
+
+
 def test_simulate_passes_run_settings_on_beside_a_scheduler_object():
     by_object = sitesim.simulate(6, FairEASY(), estimates="ratio", seed=2, **SHORT)
     by_path = sitesim.simulate(6, FAIR, estimates="ratio", seed=2, **SHORT)

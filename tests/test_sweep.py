@@ -494,3 +494,22 @@ def test_the_jobs_runs_left_out_are_said_by_reason_also_when_resumed(tmp_path, m
     assert fresh.refused == result.refused
     rows = {f"users={row['users']},seed={row['seed']}": row for row in fresh.runs}
     assert all(rows[name]["jobs_skipped"] == sum(r.values()) for name, r in fresh.refused.items())
+
+
+def test_a_sweep_file_with_tables_for_a_platform_and_accounts(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        "seeds = 1\n[base]\nusers = 6\ndays = 2\nwarmup_days = 0\nscheduler = 'SLURM'\n"
+        "scheduler_params = {PriorityWeightFairshare = 1000}\n"
+        "[base.platform]\nname = 'tiny'\nnodes = [{type = 'n', count = 4, cores = 8}]\n"
+        "partitions = [{name = 'all', nodes = 'n'}]\n"
+        "[factors]\naccounts = [{physics = 4, chemistry = 2}, '2x3']\n"
+    )
+    assert main(["sweep", str(path), "--serial", "--out", str(tmp_path / "o")]) == 0
+    named = tmp_path / "o" / "accounts=physics:4+chemistry:2,seed=1" / "results.json"
+    config = json.loads(named.read_text())["config"]
+    assert config["platform"]["name"] == "tiny"
+    assert config["scheduler_params"]["accounts"] == {"physics": 4, "chemistry": 2}
+    capsys.readouterr()
+    assert main(["rerun", str(named)]) == 0
+    assert "same summary as" in capsys.readouterr().out

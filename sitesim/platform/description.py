@@ -48,20 +48,26 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
+import msgspec
 import numpy as np
+from msgspec import Meta
 
 from sitesim.engine.machine import Machine
 from sitesim.platform.values import (
     MAX_NODES,
     MAX_SHARE,
     MAX_SWF,
+    MAX_TIME_TEXT,
+    MAX_WHOLE,
     PlatformError,
-    _Checker,
-    _resolve_nodes,
     format_duration,
+    node_set,
+    parse_memory,
+    time_value,
 )
+from sitesim.schema import Table, problem, read
 
 if TYPE_CHECKING:
     from sitesim.engine.event_queue import SiteEnvironment
@@ -283,109 +289,31 @@ class Platform:
         cls, data: Mapping[str, Any], where: str = "platform", base: Path | None = None
     ) -> Platform:
         """Build and validate a platform from its TOML tables (or :meth:`to_dict`'s output).
-        ``base`` is the folder relative file names (a failure file) are read from."""
-        check = _Checker(where)
-        check.keys(data, "", ("name", "placement", "default_partition", "nodes", "partitions",
-                              "downtime"))  # fmt: skip
-        placement = check.choice(data, "placement", PLACEMENTS, "first_fit")
-        node_rows = check.tables(data, "nodes")
-        types: list[NodeType] = []
-        for k, row in enumerate(node_rows):
-            key = f"nodes[{k}]"
-            check.keys(row, key, ("type", "count", "cores", "gpus", "memory"))
-            name = check.name(row, f"{key}.type")
-            if any(t.name == name for t in types):
-                raise check.error(f"{key}.type", f"node type {name!r} is defined twice")
-            count = check.whole(row, key, "count", 1)
-            types.append(
-                NodeType(
-                    name,
-                    count,
-                    check.whole(row, key, "cores", 1),
-                    check.whole(row, key, "gpus", 0, 0),
-                    check.memory(row, key),
-                )
-            )
+        ``base`` is the folder relative file names (a failure file) are read from.
+
+        Raises:
+            PlatformError: ``where: key: problem`` (the schema :class:`_PlatformTable`, then
+                the rules between keys).
+        """
+        table = read(data, _PlatformTable, where, PlatformError)
+        types = _node_types(table.nodes, where)
         total = sum(t.count for t in types)
-        if total > MAX_NODES:
-            raise check.error("nodes", f"{total:,} nodes in all; at most {MAX_NODES:,}")
-        starts = np.cumsum([0] + [t.count for t in types]).tolist()
-        by_type = {t.name: range(starts[k], starts[k + 1]) for k, t in enumerate(types)}
-        parts: list[Partition] = []
-        seen_swf: dict[int, str] = {}
-        for k, row in enumerate(check.tables(data, "partitions")):
-            key = f"partitions[{k}]"
-            check.keys(row, key, ("name", "nodes", "max_time", "allocation", "swf", "share"))
-            name = check.name(row, f"{key}.name")
-            if any(p.name == name for p in parts):
-                raise check.error(f"{key}.name", f"partition {name!r} is defined twice")
-            spec = row.get("nodes")
-            if isinstance(spec, str):
-                spec = [spec]
-            if not isinstance(spec, list) or not spec or not all(isinstance(s, str) for s in spec):
-                raise check.error(
-                    f"{key}.nodes",
-                    f"must list node types ({', '.join(by_type)}) or index ranges such as "
-                    f"'0-3,17', got {spec!r}",
-                )
-            nodes = _resolve_nodes(spec, by_type, total, check, f"{key}.nodes")
-            max_time = check.duration(row, f"{key}.max_time")
-            allocation = check.choice(row, "allocation", ALLOCATIONS, "exclusive", key)
-            swf = row.get("swf", [])
-            if not isinstance(swf, list) or not all(
-                isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SWF for n in swf
-            ):
-                raise check.error(
-                    f"{key}.swf", f"must list SWF partition numbers in [0, {MAX_SWF}], got {swf!r}"
-                )
-            for number in swf:
-                if number in seen_swf:
-                    raise check.error(
-                        f"{key}.swf",
-                        f"SWF partition {number} is mapped to {seen_swf[number]!r} too",
-                    )
-                seen_swf[number] = name
-            share = row.get("share", 0.0)
-            if (
-                isinstance(share, bool)
-                or not isinstance(share, int | float)
-                or not 0 <= share <= MAX_SHARE
-            ):
-                raise check.error(
-                    f"{key}.share", f"must be a number in [0, {MAX_SHARE:g}], got {share!r}"
-                )
-            part = Partition(name, nodes, max_time, allocation, tuple(swf), tuple(spec), share)
-            parts.append(part)
-        default = 0
-        if "default_partition" in data:
-            wanted = data["default_partition"]
-            names = [p.name for p in parts]
-            if wanted not in names:
-                raise check.error(
-                    "default_partition", f"{wanted!r} is not a partition; one of {', '.join(names)}"
-                )
-            default = names.index(wanted)
-        downtime = data.get("downtime", {})
-        if not isinstance(downtime, Mapping):
-            raise check.error("downtime", f"must be a table, got {downtime!r}")
-        failures = downtime.get("failures")
-        if (
-            base is not None
-            and isinstance(failures, Mapping)
-            and isinstance(failures.get("file"), str)
-        ):
-            file = Path(failures["file"])  # (relative to the platform file's folder)
-            if not file.is_absolute():
-                failures = {**failures, "file": str(base / file)}
-                downtime = {**downtime, "failures": failures}
+        parts = _partitions(table.partitions, types, where)
+        names = [p.name for p in parts]
+        wanted = table.default_partition
+        if wanted is not None and wanted not in names:
+            raise _error(
+                where,
+                "default_partition",
+                f"{wanted!r} is not a partition; one of {', '.join(names)}",
+            )
+        downtime = _downtime(table.downtime, base)
         if downtime:
             from sitesim.platform.downtime import Downtime
 
-            Downtime.from_dict(downtime, {p.name: p.nodes for p in parts}, total, check.where, None)
-        name = data.get("name", "")
-        if not isinstance(name, str):
-            raise check.error("name", f"must be a string, got {name!r}")
-        return cls(tuple(types), tuple(parts), default, placement, dict(downtime), name)
+            Downtime.from_dict(downtime, {p.name: p.nodes for p in parts}, total, where, None)
+        default = 0 if wanted is None else names.index(wanted)
+        return cls(tuple(types), tuple(parts), default, table.placement, downtime, table.name)
 
     def to_dict(self) -> dict[str, Any]:
         """The platform as TOML tables (:meth:`from_dict` rebuilds it)."""
@@ -404,6 +332,144 @@ class Platform:
             f"{self.name or 'platform'}: {self.nodes:,} nodes, {self.total_cores:,} cores{gpus}, "
             f"{len(self.partitions)} partitions"
         )
+
+
+# -- the file's schema ---------------------------------------------------------------------------
+_Name = Annotated[str, Meta(min_length=1, description="be a non-empty name")]
+_MAX_TIME = f"a time limit > 0 and at most {MAX_TIME_TEXT}, or UNLIMITED"
+
+
+class _NodeRow(Table):
+    """A ``[[nodes]]`` table."""
+
+    type: _Name
+    count: Annotated[int, Meta(ge=1, le=MAX_WHOLE)]
+    cores: Annotated[int, Meta(ge=1, le=MAX_WHOLE)]
+    gpus: Annotated[int, Meta(ge=0, le=MAX_WHOLE)] = 0
+    memory: Annotated[
+        int | str, Meta(description="be a memory size (MB as a number, or text such as '256G')")
+    ] = 0
+
+
+class _PartitionRow(Table):
+    """A ``[[partitions]]`` table."""
+
+    name: _Name
+    nodes: Annotated[
+        str | list[str], Meta(description="list node types or index ranges such as '0-3,17'")
+    ]
+    max_time: Annotated[int | str, Meta(description=f"be {_MAX_TIME}")] = "UNLIMITED"
+    allocation: Allocation = "exclusive"
+    swf: Annotated[
+        list[Annotated[int, Meta(ge=0, le=MAX_SWF)]],
+        Meta(description=f"list SWF partition numbers in [0, {MAX_SWF}]"),
+    ] = msgspec.field(default_factory=list)
+    share: Annotated[
+        float, Meta(ge=0, le=MAX_SHARE, description=f"be a number in [0, {MAX_SHARE:g}]")
+    ] = 0.0
+
+
+class _PlatformTable(Table):
+    """A platform file (docs/reference/platform.md)."""
+
+    nodes: Annotated[
+        list[_NodeRow], Meta(min_length=1, description="be one or more [[nodes]] tables")
+    ]
+    partitions: Annotated[
+        list[_PartitionRow], Meta(min_length=1, description="be one or more [[partitions]] tables")
+    ]
+    name: str = ""
+    placement: Placement = "first_fit"
+    default_partition: str | None = None
+    downtime: Annotated[dict[str, Any], Meta(description="be a table")] = msgspec.field(
+        default_factory=dict
+    )
+
+
+_V = TypeVar("_V")
+
+
+def _value(parse: Callable[[Any], _V], value: Any, where: str, key: str) -> _V:
+    """``parse(value)``; its ValueError as the platform's error at ``key``."""
+    try:
+        return parse(value)
+    except ValueError as err:
+        raise _error(where, key, str(err)) from None
+
+
+def _error(where: str, key: str, says: str) -> PlatformError:
+    return problem(where, key, says, PlatformError)
+
+
+def _node_types(rows: list[_NodeRow], where: str) -> list[NodeType]:
+    """The node types of the ``[[nodes]]`` tables, each named once, at most
+    :data:`MAX_NODES` nodes in all."""
+    types: list[NodeType] = []
+    for k, row in enumerate(rows):
+        if any(t.name == row.type for t in types):
+            raise _error(where, f"nodes[{k}].type", f"node type {row.type!r} is defined twice")
+        memory = _value(parse_memory, row.memory, where, f"nodes[{k}].memory")
+        types.append(NodeType(row.type, row.count, row.cores, row.gpus, memory))
+    total = sum(t.count for t in types)
+    if total > MAX_NODES:
+        raise _error(where, "nodes", f"{total:,} nodes in all; at most {MAX_NODES:,}")
+    return types
+
+
+def _partitions(rows: list[_PartitionRow], types: list[NodeType], where: str) -> list[Partition]:
+    """The partitions of the ``[[partitions]]`` tables: each named once, on node types and
+    index ranges of ``types``' nodes, no SWF partition number mapped twice."""
+    total = sum(t.count for t in types)
+    starts = np.cumsum([0] + [t.count for t in types]).tolist()
+    by_type = {t.name: range(starts[k], starts[k + 1]) for k, t in enumerate(types)}
+    parts: list[Partition] = []
+    seen_swf: dict[int, str] = {}
+    for k, part in enumerate(rows):
+        key = f"partitions[{k}]"
+        if any(p.name == part.name for p in parts):
+            raise _error(where, f"{key}.name", f"partition {part.name!r} is defined twice")
+        spec = [part.nodes] if isinstance(part.nodes, str) else part.nodes
+        if not spec or not all(spec):
+            raise _error(
+                where,
+                f"{key}.nodes",
+                f"must list node types ({', '.join(by_type)}) or index ranges such as "
+                f"'0-3,17', got {part.nodes!r}",
+            )
+        nodes = _value(lambda s: node_set(s, total, by_type), spec, where, f"{key}.nodes")
+        max_time = _value(_max_time, part.max_time, where, f"{key}.max_time")
+        for number in part.swf:
+            if number in seen_swf:
+                mapped = f"SWF partition {number} is mapped to {seen_swf[number]!r} too"
+                raise _error(where, f"{key}.swf", mapped)
+            seen_swf[number] = part.name
+        parts.append(
+            Partition(
+                part.name, tuple(sorted(nodes)), max_time, part.allocation, tuple(part.swf),
+                tuple(spec), part.share,
+            )
+        )  # fmt: skip
+    return parts
+
+
+def _max_time(value: int | str) -> float:
+    return time_value(value, zero=False, unlimited=True, allowed=_MAX_TIME, after_syntax=False)
+
+
+def _downtime(downtime: dict[str, Any], base: Path | None) -> dict[str, Any]:
+    """The ``[downtime]`` table with a relative failure file made relative to ``base`` (the
+    platform file's folder)."""
+    failures = downtime.get("failures")
+    if (
+        base is None
+        or not isinstance(failures, Mapping)
+        or not isinstance(failures.get("file"), str)
+    ):
+        return downtime
+    file = Path(failures["file"])
+    if file.is_absolute():
+        return downtime
+    return {**downtime, "failures": {**failures, "file": str(base / file)}}
 
 
 def read_bytes(name: str) -> bytes:

@@ -39,12 +39,15 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
+import msgspec
 import numpy as np
+from msgspec import Meta
 
 from sitesim.platform.placement import Alloc
-from sitesim.platform.values import _MAX_TIME_TEXT, PlatformError, _Checker, minutes, parse_duration
+from sitesim.platform.values import MAX_TIME_TEXT, PlatformError, node_set, time_value
+from sitesim.schema import Table, problem, read
 
 if TYPE_CHECKING:
     from sitesim.platform.description import Platform
@@ -170,54 +173,42 @@ class Downtime:
             PlatformError: "where: downtime.key: problem", or "file:line: problem" for a bad
                 line of the failure file.
         """
-        read = _Reader(where, partitions, nodes)
-        read.keys(data, "downtime", ("on_failure", "maintenance", "failures"))
-        on_failure = data.get("on_failure", "requeue")
-        if on_failure not in ON_FAILURE:
-            raise read.error(
-                "downtime.on_failure", f"{on_failure!r} is not one of {', '.join(ON_FAILURE)}"
-            )
-        rows = data.get("maintenance", [])
-        if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
-            raise read.error("downtime.maintenance", "must be [[downtime.maintenance]] tables")
+        table = read(data, _DowntimeTable, where, PlatformError, "downtime")
+        place = _Place(where, partitions, nodes)
         windows = tuple(
-            read.window(row, f"downtime.maintenance[{k}]") for k, row in enumerate(rows)
+            place.window(row, f"downtime.maintenance[{k}]")
+            for k, row in enumerate(table.maintenance)
         )
-        failures = data.get("failures", {})
-        key = "downtime.failures"
-        if not isinstance(failures, Mapping):
-            raise read.error(key, f"must be a [{key}] table, got {failures!r}")
-        if not failures:
-            return cls(windows, on_failure=on_failure)
-        read.keys(failures, key, ("mtbf", "mttr", "nodes", "partitions", "file"))
-        if "mtbf" not in failures and "file" not in failures:
-            raise read.error(key, "give mtbf (and mttr), a failure file, or both")
+        failures, key = table.failures, "downtime.failures"
+        if failures is None or failures == _FailuresTable():
+            return cls(windows, on_failure=table.on_failure)
+        if failures.mtbf is None and failures.file is None:
+            raise place.error(key, "give mtbf (and mttr), a failure file, or both")
         mtbf, mttr = math.inf, 0.0
         failure_nodes: tuple[int, ...] = ()
-        if "mtbf" in failures:
-            mtbf = read.time(failures, key, "mtbf", zero=False, unlimited=True)
+        if failures.mtbf is not None:
+            mtbf = place.time(failures.mtbf, f"{key}.mtbf", zero=False, unlimited=True)
         if math.isfinite(mtbf):
-            if "mttr" not in failures:
-                raise read.error(f"{key}.mttr", "must be given with mtbf (a time > 0)")
-            mttr = read.time(failures, key, "mttr", zero=False, unlimited=False)
-            failure_nodes = read.nodes(failures, key)
+            if failures.mttr is None:
+                raise place.error(f"{key}.mttr", "must be given with mtbf (a time > 0)")
+            mttr = place.time(failures.mttr, f"{key}.mttr", zero=False, unlimited=False)
+            failure_nodes = place.nodes(failures, key)
         else:
             for name in ("mttr", "nodes", "partitions"):
-                if name in failures:
-                    raise read.error(f"{key}.{name}", "applies only with a finite mtbf")
+                if getattr(failures, name) is not None:
+                    raise place.error(f"{key}.{name}", "applies only with a finite mtbf")
         file_rows: tuple[tuple[int, float, float], ...] = ()
-        if "file" in failures:
-            name = failures["file"]
-            if not isinstance(name, str) or not name.strip():
-                raise read.error(f"{key}.file", f"must be a file name, got {name!r}")
-            path = Path(name) if base is None else base / name
+        if failures.file is not None:
+            if not failures.file.strip():
+                raise place.error(f"{key}.file", f"must be a file name, got {failures.file!r}")
+            path = Path(failures.file) if base is None else base / failures.file
             try:
                 text = path.read_text()
             except (OSError, UnicodeDecodeError) as err:
                 reason = err.strerror if isinstance(err, OSError) else "not a text file"
-                raise read.error(f"{key}.file", f"cannot read {path}: {reason}") from None
+                raise place.error(f"{key}.file", f"cannot read {path}: {reason}") from None
             file_rows = read_failures(text, str(path), nodes)
-        return cls(windows, mtbf, mttr, failure_nodes, file_rows, on_failure)
+        return cls(windows, mtbf, mttr, failure_nodes, file_rows, table.on_failure)
 
     # -- outages ---------------------------------------------------------------------------
     def outages(self, horizon: float, seed: int | Sequence[int]) -> Outages:
@@ -580,71 +571,96 @@ def _check_node_list(nodes: tuple[int, ...], name: str, empty: bool) -> None:
         raise ValueError(f"{name} must be ascending node indices >= 0 without repeats")
 
 
-class _Reader(_Checker):
-    """Validation of one ``[downtime]`` table; every error names ``where`` and the key (the
-    platform's checker, which knows the partitions and the node count too)."""
+_Time = int | str
+_NODES = "list node indices or ranges such as '0-99'"
+
+
+class _Window(Table):
+    """A ``[[downtime.maintenance]]`` table."""
+
+    start: Annotated[_Time, Meta(description="be a time >= 0 such as '1-08:00:00'")]
+    duration: Annotated[_Time, Meta(description="be a time > 0 such as '4:00:00' (or UNLIMITED)")]
+    every: (
+        Annotated[_Time, Meta(description="be a time > duration such as '7-00:00:00'")] | None
+    ) = None
+    nodes: Annotated[str | int | list[str | int], Meta(description=_NODES)] | None = None
+    partitions: Annotated[str | list[str], Meta(description="list partition names")] | None = None
+
+
+class _FailuresTable(Table):
+    """The ``[downtime.failures]`` table."""
+
+    mtbf: Annotated[_Time, Meta(description="be a time > 0 such as '1000-00:00:00'")] | None = None
+    mttr: Annotated[_Time, Meta(description="be a time > 0 such as '4:00:00'")] | None = None
+    nodes: Annotated[str | int | list[str | int], Meta(description=_NODES)] | None = None
+    partitions: Annotated[str | list[str], Meta(description="list partition names")] | None = None
+    file: Annotated[str, Meta(description="be a file name")] | None = None
+
+
+class _DowntimeTable(Table):
+    """The ``[downtime]`` table of a platform file."""
+
+    on_failure: OnFailure = "requeue"
+    maintenance: Annotated[
+        list[_Window], Meta(description="be [[downtime.maintenance]] tables")
+    ] = msgspec.field(default_factory=list)
+    failures: (
+        Annotated[_FailuresTable, Meta(description="be a [downtime.failures] table")] | None
+    ) = None
+
+
+class _Place:
+    """The times and nodes of one ``[downtime]`` table; every error names ``where`` and the
+    key (the platform's partitions and node count known)."""
 
     def __init__(self, where: str, partitions: Mapping[str, tuple[int, ...]], nodes: int) -> None:
-        super().__init__(where)
+        self.where = where
         self.partitions = partitions
         self.count = nodes
 
-    def time(
-        self, table: Mapping[str, Any], key: str, name: str, zero: bool, unlimited: bool
-    ) -> float:
+    def error(self, key: str, says: str) -> PlatformError:
+        return problem(self.where, key, says, PlatformError)
+
+    def time(self, value: int | str, key: str, zero: bool, unlimited: bool) -> float:
         """A time in Slurm's syntax (a number is minutes, as in slurm.conf)."""
-        value = table[name]
         low = ">= 0" if zero else "> 0"
         allowed = (
-            f"a time {low} and at most {_MAX_TIME_TEXT} in Slurm's syntax such as '4:00:00' or "
+            f"a time {low} and at most {MAX_TIME_TEXT} in Slurm's syntax such as '4:00:00' or "
             "'7-00:00:00'" + (" (or UNLIMITED)" if unlimited else "")
         )
-        if isinstance(value, int) and not isinstance(value, bool):
-            seconds = minutes(value)
-        elif isinstance(value, str):
-            try:
-                seconds = parse_duration(value)
-            except ValueError as err:
-                raise self.error(f"{key}.{name}", f"{err}; must be {allowed}") from None
-        else:
-            raise self.error(f"{key}.{name}", f"must be {allowed}, got {value!r}")
-        if seconds < 0 or (seconds == 0 and not zero) or (math.isinf(seconds) and not unlimited):
-            raise self.error(f"{key}.{name}", f"must be {allowed}, got {value!r}")
-        self.time_bound(f"{key}.{name}", value, seconds, allowed)
-        return seconds
+        try:
+            return time_value(value, zero=zero, unlimited=unlimited, allowed=allowed)
+        except ValueError as err:
+            raise self.error(key, str(err)) from None
 
-    def window(self, row: Mapping[str, Any], key: str) -> Window:
-        self.keys(row, key, ("start", "duration", "every", "nodes", "partitions"))
-        for name in ("start", "duration"):
-            if name not in row:
-                raise self.error(f"{key}.{name}", "missing; a time such as '1-08:00:00'")
-        start = self.time(row, key, "start", zero=True, unlimited=False)
-        duration = self.time(row, key, "duration", zero=False, unlimited=True)
+    def window(self, row: _Window, key: str) -> Window:
+        start = self.time(row.start, f"{key}.start", zero=True, unlimited=False)
+        duration = self.time(row.duration, f"{key}.duration", zero=False, unlimited=True)
         every = math.inf
-        if "every" in row:
-            every = self.time(row, key, "every", zero=False, unlimited=True)
+        if row.every is not None:
+            every = self.time(row.every, f"{key}.every", zero=False, unlimited=True)
             if every < duration:
                 raise self.error(
                     f"{key}.every",
-                    f"{row['every']!r} is shorter than the duration {row['duration']!r}; "
+                    f"{row.every!r} is shorter than the duration {row.duration!r}; "
                     "must be > duration",
                 )
             if every == duration < math.inf:
                 raise self.error(
                     f"{key}.every",
-                    f"{row['every']!r} equals the duration: each window begins as the last "
+                    f"{row.every!r} equals the duration: each window begins as the last "
                     "ends and the nodes never come back; must be > duration (for nodes out "
                     'for good, give duration = "UNLIMITED" without every)',
                 )
         return Window(start, duration, every, self.nodes(row, key))
 
-    def nodes(self, table: Mapping[str, Any], key: str) -> tuple[int, ...]:
+    def nodes(self, table: _Window | _FailuresTable, key: str) -> tuple[int, ...]:
         """The nodes of ``nodes = [ranges]`` or ``partitions = [names]``; neither: all."""
-        if "nodes" in table and "partitions" in table:
+        if table.nodes is not None and table.partitions is not None:
             raise self.error(key, "give nodes or partitions, not both")
         chosen: set[int] = set()
-        if "partitions" in table:
-            names = _strings(table["partitions"])
+        if table.partitions is not None:
+            names = [table.partitions] if isinstance(table.partitions, str) else table.partitions
             known = ", ".join(self.partitions)
             if not names:
                 raise self.error(f"{key}.partitions", f"must list partition names ({known})")
@@ -654,26 +670,17 @@ class _Reader(_Checker):
                         f"{key}.partitions", f"{name!r} is not a partition; one of {known}"
                     )
                 chosen.update(self.partitions[name])
-        elif "nodes" in table:
-            items = table["nodes"]
-            items = [items] if isinstance(items, str | int) else items
-            if not isinstance(items, list) or not items:
-                raise self.error(
-                    f"{key}.nodes",
-                    f"must list node indices or ranges such as '0-99', got {items!r}",
-                )
-            chosen = self.node_set(items, self.count, f"{key}.nodes")
+        elif table.nodes is not None:
+            items = [table.nodes] if isinstance(table.nodes, str | int) else table.nodes
+            if not items:
+                raise self.error(f"{key}.nodes", f"must {_NODES}, got {table.nodes!r}")
+            try:
+                chosen = node_set(items, self.count)
+            except ValueError as err:
+                raise self.error(f"{key}.nodes", str(err)) from None
         else:
             return tuple(range(self.count))
         return tuple(sorted(chosen))
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    return []
 
 
 def merged_windows(windows: Outages, platform: Platform) -> list[tuple[float, float, Alloc]]:

@@ -1,6 +1,6 @@
 """The values of platform files: node ranges (``0-3,17``), Slurm's durations and memory
-sizes, the limits that refuse absurd ones, and the checker whose errors name the file and the
-key (``site.toml: partitions[0].max_time: ...``)."""
+sizes, and the limits that refuse absurd ones (the files' tables are checked by their schemas,
+:mod:`sitesim.platform.description` and :mod:`sitesim.platform.downtime`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ MAX_MEMORY = 1024**3
 #: Longer times than this (seconds; 100 years) are refused: a time limit, a maintenance window
 #: or a failure time beyond it is a slip (``UNLIMITED`` says "no limit" where it is allowed).
 MAX_TIME = 36_500 * 86_400.0
-_MAX_TIME_TEXT = "36500-00:00:00 (100 years)"
+MAX_TIME_TEXT = "36500-00:00:00 (100 years)"
+#: The largest count of a platform file (nodes of a type, cores or GPUs of a node).
+MAX_WHOLE = MAX_NODES * 1024
 #: The largest share of a partition (shares are relative weights).
 MAX_SHARE = 1e18
 #: The largest SWF partition number (field 16 holds at most 18 digits).
@@ -75,15 +77,6 @@ def node_ranges(text: str) -> list[tuple[int, int]]:
             raise ValueError(f"the range {part!r} is reversed")
         ranges.append((low, high))
     return ranges
-
-
-def _resolve_nodes(
-    spec: Sequence[str], by_type: Mapping[str, range], total: int, check: _Checker, key: str
-) -> tuple[int, ...]:
-    nodes = check.node_set(spec, total, key, by_type)
-    if not nodes:
-        raise check.error(key, "names no node")
-    return tuple(sorted(nodes))
 
 
 # -- durations and sizes -----------------------------------------------------------------------
@@ -162,121 +155,66 @@ def _nodes_text(nodes: Iterable[int]) -> str:
     return f"node{'s' if len(found) > 1 else ''} {format_nodes(found)}"
 
 
-class _Checker:
-    """Validation of one platform description; every error names ``where`` and the key."""
+def node_set(
+    items: Sequence[str | int], count: int, by_type: Mapping[str, range] | None = None
+) -> set[int]:
+    """The nodes of node type names (``by_type``), indices and ranges such as ``'0-3,17'``,
+    each in 0..count-1 and named once.
 
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def error(self, key: str, problem: str) -> PlatformError:
-        return PlatformError(f"{self.where}: {key}: {problem}")
-
-    def keys(self, table: Mapping[str, Any], key: str, allowed: Sequence[str]) -> None:
-        for name in table:
-            if name not in allowed:
-                where = f"{key}.{name}" if key else name
-                raise self.error(where, f"unknown key; the keys here are {', '.join(allowed)}")
-
-    def tables(self, data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-        rows = data.get(key)
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, Mapping) for r in rows):
-            raise self.error(key, f"must be one or more [[{key}]] tables")
-        return rows
-
-    def name(self, table: Mapping[str, Any], key: str) -> str:
-        value = table.get(key.rsplit(".", 1)[1])
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(key, f"must be a non-empty name, got {value!r}")
-        return value
-
-    def whole(
-        self, table: Mapping[str, Any], key: str, name: str, low: int, default: int | None = None
-    ) -> int:
-        value = table.get(name, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise self.error(f"{key}.{name}", f"must be a whole number >= {low}, got {value!r}")
-        if value > MAX_NODES * 1024:
-            raise self.error(f"{key}.{name}", f"{value:,} is absurd")
-        return value
-
-    def node_set(
-        self,
-        items: Sequence[str | int],
-        count: int,
-        key: str,
-        by_type: Mapping[str, range] | None = None,
-    ) -> set[int]:
-        """The nodes of node type names (``by_type``), indices and ranges such as ``'0-3,17'``,
-        each in 0..count-1 and named once: a range beyond the last node, or one that names a
-        node an earlier item (or part) named, is an error."""
-        nodes: set[int] = set()
-        for item in items:
-            if by_type is not None and isinstance(item, str) and item in by_type:
-                ranges = [(by_type[item].start, by_type[item].stop - 1)]
-            else:
-                try:
-                    if isinstance(item, bool) or not isinstance(item, str | int):
-                        raise ValueError(f"{item!r} is not a node index or a range such as '0-3'")
-                    ranges = [(item, item)] if isinstance(item, int) else node_ranges(item)
-                except ValueError as err:
-                    if by_type is None:
-                        raise self.error(key, str(err)) from None
-                    raise self.error(
-                        key,
-                        f"{item!r} is neither a node type ({', '.join(by_type)}) nor a range: "
-                        f"{err}",
-                    ) from None
-            for low, high in ranges:
-                if low < 0 or high >= count:
-                    raise self.error(key, f"{item!r} names node {high}; nodes are 0-{count - 1}")
-                span = range(low, high + 1)
-                again = nodes.intersection(span)
-                if again:
-                    raise self.error(
-                        key,
-                        f"{item!r} names {_nodes_text(again)} again; list each node once "
-                        "(ranges must not overlap)",
-                    )
-                nodes.update(span)
-        return nodes
-
-    def memory(self, table: Mapping[str, Any], key: str) -> int:
-        try:
-            return parse_memory(table.get("memory", 0))
-        except ValueError as err:
-            raise self.error(f"{key}.memory", str(err)) from None
-
-    def duration(self, table: Mapping[str, Any], key: str) -> float:
-        value = table.get(key.rsplit(".", 1)[1], "UNLIMITED")
-        allowed = f"a time limit > 0 and at most {_MAX_TIME_TEXT}, or UNLIMITED"
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            seconds = minutes(value)  # (a number is minutes, as in slurm.conf)
+    Raises:
+        ValueError: an item that is neither, a range beyond the last node, or one that names
+            a node an earlier item (or part) named.
+    """
+    nodes: set[int] = set()
+    for item in items:
+        if by_type is not None and isinstance(item, str) and item in by_type:
+            ranges = [(by_type[item].start, by_type[item].stop - 1)]
         else:
             try:
-                seconds = parse_duration(value) if isinstance(value, str) else -1.0
+                if isinstance(item, bool) or not isinstance(item, str | int):
+                    raise ValueError(f"{item!r} is not a node index or a range such as '0-3'")
+                ranges = [(item, item)] if isinstance(item, int) else node_ranges(item)
             except ValueError as err:
-                raise self.error(key, str(err)) from None
-        if not seconds > 0:
-            raise self.error(key, f"must be {allowed}, got {value!r}")
-        self.time_bound(key, value, seconds, allowed)
-        return seconds
+                if by_type is None:
+                    raise
+                raise ValueError(
+                    f"{item!r} is neither a node type ({', '.join(by_type)}) nor a range: {err}"
+                ) from None
+        for low, high in ranges:
+            if low < 0 or high >= count:
+                raise ValueError(f"{item!r} names node {high}; nodes are 0-{count - 1}")
+            span = range(low, high + 1)
+            again = nodes.intersection(span)
+            if again:
+                raise ValueError(
+                    f"{item!r} names {_nodes_text(again)} again; list each node once "
+                    "(ranges must not overlap)"
+                )
+            nodes.update(span)
+    return nodes
 
-    def time_bound(self, key: str, value: Any, seconds: float, allowed: str) -> None:
-        """Refuse a finite time longer than :data:`MAX_TIME` (``allowed`` says what is)."""
-        if MAX_TIME < seconds < math.inf:
-            shown = f"{value} minutes" if isinstance(value, int) else repr(value)
-            raise self.error(key, f"{shown} is absurd; must be {allowed}")
 
-    def choice(
-        self,
-        table: Mapping[str, Any],
-        name: str,
-        allowed: Sequence[Any],
-        default: Any,
-        key: str = "",
-    ) -> Any:
-        value = table.get(name, default)
-        if value not in allowed:
-            where = f"{key}.{name}" if key else name
-            raise self.error(where, f"{value!r} is not one of {', '.join(allowed)}")
-        return value
+def time_value(
+    value: int | str, *, zero: bool, unlimited: bool, allowed: str, after_syntax: bool = True
+) -> float:
+    """A time of a platform file in seconds: a whole number of minutes (as in slurm.conf) or
+    text in Slurm's syntax; > 0 (>= 0 with ``zero``), UNLIMITED only with ``unlimited``, and
+    at most :data:`MAX_TIME`. ``allowed`` says what is, for the errors (after the syntax's own
+    error too, with ``after_syntax``).
+
+    Raises:
+        ValueError: any other value.
+    """
+    if isinstance(value, str):
+        try:
+            seconds = parse_duration(value)
+        except ValueError as err:
+            raise ValueError(f"{err}; must be {allowed}" if after_syntax else str(err)) from None
+    else:
+        seconds = minutes(value) if value >= 0 else -1.0
+    if seconds < 0 or (seconds == 0 and not zero) or (math.isinf(seconds) and not unlimited):
+        raise ValueError(f"must be {allowed}, got {value!r}")
+    if MAX_TIME < seconds < math.inf:
+        shown = f"{value} minutes" if isinstance(value, int) else repr(value)
+        raise ValueError(f"{shown} is absurd; must be {allowed}")
+    return seconds

@@ -179,7 +179,7 @@ def check_site_run(
     """
     platform = config.make_platform()
     if platform is not None:
-        check_outages(platform, config.days * DAY + DRAIN_OUTAGES, config.platform)
+        check_outages(platform, config.days * DAY + DRAIN_OUTAGES, config.platform_name)
     limit = memory_limit()
     if limit is None:
         return

@@ -28,7 +28,7 @@ def build_site(
     platform = config.make_platform()
     site = Site(platform or procs, scheduler, seed=config.seed, **options)
     if platform is not None and platform.downtime and site.platform is not None:
-        check_outages(platform, horizon, config.platform)
+        check_outages(platform, horizon, config.platform_name)
         names = {p.name: p.nodes for p in platform.partitions}
         downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, platform.name, None)
         outages = downtime.stream(horizon, [config.seed, OUTAGE_STREAM])

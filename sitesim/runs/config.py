@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
+import os
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Self, cast
+from typing import Annotated, Any, ClassVar, Literal, Self, TypedDict, cast
+
+from msgspec import Meta
 
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load
@@ -28,10 +31,10 @@ from sitesim.models.cycles import CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B, check_pcont
 from sitesim.models.synthetic import CONFIGURATIONS, LARGEST, MAX_LOAD, SyntheticWorkload
 from sitesim.models.users import SESSION_STARTS, USER_KINDS, SessionStarts, UserKind, UserModel
-from sitesim.models.utility import DECAYS, LeeSnavely
+from sitesim.models.utility import Decay, LeeSnavely
 from sitesim.models.workpool import EstimateModel
 from sitesim.platform.description import Platform
-from sitesim.runs.platforms import read_platform
+from sitesim.runs.platforms import BUILTIN_PLATFORMS, read_platform
 from sitesim.schedulers import (
     REGISTRY,
     Scheduler,
@@ -41,7 +44,8 @@ from sitesim.schedulers import (
     parameters,
     stored_params,
 )
-from sitesim.workload.activity import THINK_DEFINITIONS
+from sitesim.schema import FINITE, Table, check_settings, check_value, settings_schema
+from sitesim.workload.activity import ThinkDefinition
 
 #: ``profile`` of a site-level run that uses the profile shipped with sitesim.
 DEFAULT_PROFILE = "default"
@@ -52,38 +56,15 @@ WARMUP_DAYS = 7.0
 DRAIN_OUTAGES = 60 * 86_400.0
 
 
-def _whole(name: str, value: Any, low: int) -> int:
-    """``value`` as an int >= ``low`` (an integral float is accepted; a bool is not)."""
-    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if isinstance(value, bool) or not whole or value < low:
-        raise ConfigError(f"{name} must be a whole number >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_utility_shape(config: SiteConfig | ReplayConfig) -> None:
-    """Validate the Lee & Snavely settings both kinds of run share."""
-    factor = _real("deadline_factor", config.deadline_factor, 0.0, above=True)
-    config._set("deadline_factor", factor)
-    if config.utility_decay not in (None, *DECAYS):
-        raise ConfigError(
-            f"utility_decay must be one of {', '.join(DECAYS)} or none, "
-            f"got {config.utility_decay!r}"
-        )
-
-
-def _real(
-    name: str, value: Any, low: float, high: float = math.inf, *, above: bool = False
-) -> float:
-    """``value`` as a finite float in ``[low, high]`` (``(low, high]`` when ``above``)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    ok = math.isfinite(value) and (value > low if above else value >= low) and value <= high
-    if not ok:
-        left = "(" if above else "["
-        right = f"{high:g}]" if math.isfinite(high) else "inf)"
-        raise ConfigError(f"{name} must be in {left}{low:g}, {right}, got {value!r}")
-    return value
+# The ranges of the settings, as annotations of the fields (sitesim.schema.check_value).
+_Count = Annotated[int, Meta(ge=1)]
+_Index = Annotated[int, Meta(ge=0)]
+_Positive = Annotated[float, Meta(gt=0, le=FINITE)]
+_NonNegative = Annotated[float, Meta(ge=0, le=FINITE)]
+_Fraction = Annotated[float, Meta(ge=0, le=1)]
+_Sha256 = Annotated[str, Meta(pattern="^[0-9a-f]{64}$", description="be 64 lowercase hex digits")]
+_SCALES = (0.001, 1000.0)  # (ReplayConfig.SCALE_RANGE)
+_REPLAY_LOAD = 4.0  # (ReplayConfig.MAX_LOAD)
 
 
 def _text(name: str, value: Any) -> str:
@@ -92,9 +73,20 @@ def _text(name: str, value: Any) -> str:
     return value
 
 
-def _flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{name} must be true or false, got {value!r}")
+def _platform(value: Any) -> str | Platform:
+    """The ``platform`` setting: a file or shipped name (text or a path), a Platform, or its
+    tables as a mapping (built into a Platform here)."""
+    if isinstance(value, Platform):
+        return value
+    if isinstance(value, Mapping):
+        return Platform.from_dict(value, where="platform")
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(
+            "platform must be a platform file, the name of a shipped one "
+            f"({', '.join(BUILTIN_PLATFORMS)}), a Platform or its tables, got {value!r}"
+        )
     return value
 
 
@@ -107,12 +99,64 @@ def takes_parameters(scheduler: Any) -> set[str]:
         return set()
 
 
-def _sha256(name: str, value: Any) -> str | None:
-    if value is None:
-        return None
-    if not (isinstance(value, str) and len(value) == 64 and set(value) <= set("0123456789abcdef")):
-        raise ConfigError(f"{name} must be 64 lowercase hex digits, got {value!r}")
-    return value
+#: Per kind of configuration, the schema of the settings checked against their annotations.
+_SCHEMAS: dict[type, type[Table]] = {}
+
+#: What the ``platform`` setting takes (:class:`RunConfig`).
+PlatformSetting = str | os.PathLike[str] | Platform | Mapping[str, Any] | None
+
+
+class RunSettings(TypedDict, total=False):
+    """The settings of every run that :func:`sitesim.simulate` and :func:`sitesim.replay` take
+    as keyword arguments beside their own (each a field of :class:`RunConfig`; the scheduler's
+    parameters go in ``scheduler_params``)."""
+
+    scheduler_params: Mapping[str, Any]
+    cancel_expired: bool
+    platform: PlatformSetting
+    platform_sha256: str | None
+
+
+class SiteSettings(RunSettings, total=False):
+    """The :class:`SiteConfig` settings :func:`sitesim.simulate` takes as keyword arguments,
+    besides those it names (``tests/unit/test_config.py`` checks that, together, they are every
+    field)."""
+
+    synthetic_config: int
+    load: float
+    profile_sha256: str | None
+    estimates: str
+    correlated: bool
+    pcont_a: float
+    pcont_b: float
+    day_share: float
+    weekday_share: float
+    shift_max_min: float
+    runtime_scale: float
+    max_batch_width: int | None
+    session_starts: str
+    utility: bool
+    utility_levels: int
+    deadline_factor: float
+    utility_decay: Decay | None
+    deadline_wait_min: float | None
+
+
+class ReplaySettings(RunSettings, total=False):
+    """The :class:`ReplayConfig` settings :func:`sitesim.replay` takes as keyword arguments,
+    besides those it names."""
+
+    seed: int
+    feedback: bool
+    think: ThinkDefinition
+    threshold_min: float
+    uncertainty: float
+    wealth_gini: float
+    start_job: int
+    stop_job: int | None
+    utility: str | None
+    deadline_factor: float
+    utility_decay: Decay | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,11 +173,14 @@ class RunConfig:
         strict: an impossible job stops the run instead of being skipped and counted.
         cancel_expired: cancel a waiting job once its stated utility function can no longer
             earn anything (it would end after its deadline even if started now).
-        platform: a platform file (TOML: nodes, partitions, downtime) or the name of a shipped
-            one (``curie``); None: ``procs`` processors. With a platform, ``procs`` is set
+        platform: a platform file (TOML: nodes, partitions, downtime; or a ``slurm.conf``), the
+            name of a shipped one (``curie``), a :class:`~sitesim.platform.description.Platform`,
+            or its tables as a mapping (what the TOML file holds; a Platform is stored so in
+            ``results.json``); None: ``procs`` processors. With a platform, ``procs`` is set
             from it (a replay: every core; a site-level run: the default partition's cores,
             the machine the user models draw jobs for).
-        platform_sha256: its sha256 (filled in when the run reads it; a rerun checks it).
+        platform_sha256: the platform file's sha256 (filled in when the run reads it; a rerun
+            checks it); none for a platform given as an object or a mapping.
     """
 
     #: ``"site"`` or ``"replay"``: which subclass (stored as the ``mode`` key of a dict).
@@ -141,14 +188,17 @@ class RunConfig:
     #: Settings stored only when set (results.json files written before they existed still
     #: match their configurations).
     OPTIONAL_SETTINGS: ClassVar[tuple[str, ...]] = ("platform", "platform_sha256")
+    #: Settings checked by code of their own (:meth:`__post_init__`); every other is checked
+    #: against its annotation, which states its type and range.
+    OWN_CHECKS: ClassVar[tuple[str, ...]] = ("scheduler", "scheduler_params", "platform")
 
     scheduler: str = "EASY"
     scheduler_params: dict[str, Any] = field(default_factory=dict)
-    seed: int = 1
+    seed: _Index = 1
     strict: bool = False
     cancel_expired: bool = False
-    platform: str | None = None
-    platform_sha256: str | None = None
+    platform: str | Platform | None = None
+    platform_sha256: _Sha256 | None = None
 
     def __post_init__(self) -> None:
         name = canonical_name(_text("scheduler", self.scheduler))
@@ -158,9 +208,9 @@ class RunConfig:
             )
         params = {}
         for key, value in sorted(self.scheduler_params.items()):
-            if isinstance(value, bool) or not isinstance(value, int | float | str):
+            if isinstance(value, bool) or not isinstance(value, int | float | str | Mapping):
                 raise ConfigError(
-                    f"scheduler parameter {key} must be a number or text, got {value!r}"
+                    f"scheduler parameter {key} must be a number, text or a table, got {value!r}"
                 )
             params[str(key)] = value
         self._set("scheduler", name)
@@ -173,13 +223,30 @@ class RunConfig:
                 "(a function is needed; build the scheduler object in Python)"
             )
         self._set("scheduler_params", stored_params(name, scheduler, params))
-        self._set("seed", _whole("seed", self.seed, 0))
-        self._set("strict", _flag("strict", self.strict))
-        self._set("cancel_expired", _flag("cancel_expired", self.cancel_expired))
-        self._set("platform_sha256", _sha256("platform_sha256", self.platform_sha256))
+        schema = self._schema()
+        given = {name: getattr(self, name) for name in schema.__struct_fields__}
+        for name, value in check_settings(given, schema).items():
+            self._set(name, value)
         if self.platform is not None:
-            self._set("platform", _text("platform", str(self.platform)))
+            self._set("platform", _platform(self.platform))
             self.make_platform()  # (a bad file fails here, naming the key)
+            if isinstance(self.platform, Platform) and self.platform_sha256 is not None:
+                raise ConfigError(
+                    "platform_sha256 names a platform file's bytes; this platform is given as "
+                    "an object (leave platform_sha256 out)"
+                )
+
+    @classmethod
+    def _schema(cls) -> type[Table]:
+        """The schema of the settings checked against their annotations (all but
+        :attr:`OWN_CHECKS`)."""
+        found = _SCHEMAS.get(cls)
+        if found is None:
+            hints = typing.get_type_hints(cls, include_extras=True)
+            own = set(cls.OWN_CHECKS)
+            checked = {name: hints[name] for name in cls.settings() if name not in own}
+            found = _SCHEMAS[cls] = settings_schema(cls.__name__ + "Settings", checked)
+        return found
 
     def make_platform(self) -> Platform | None:
         """The platform this run uses (None: ``procs`` processors).
@@ -188,8 +255,8 @@ class RunConfig:
             ConfigError: the file is not a valid platform, or changed since the run (its
                 sha256 differs from ``platform_sha256``).
         """
-        if self.platform is None:
-            return None
+        if self.platform is None or isinstance(self.platform, Platform):
+            return self.platform
         platform, sha256 = read_platform(self.platform)
         if self.platform_sha256 is not None and self.platform_sha256 != sha256:
             raise ConfigError(
@@ -200,15 +267,22 @@ class RunConfig:
 
     def with_platform_sha256(self) -> Self:
         """This configuration with its platform file's sha256 filled in."""
-        if self.platform is None:
+        if not isinstance(self.platform, str):
             return self
         return dataclasses.replace(self, platform_sha256=read_platform(self.platform)[1])
+
+    @property
+    def platform_name(self) -> str | None:
+        """The platform in a message: its file (or shipped name), or a Platform's name."""
+        if isinstance(self.platform, Platform):
+            return self.platform.name or "platform"
+        return self.platform
 
     def with_seed(self, seed: int) -> Self:
         """A copy with another root seed, checked; the other settings are not checked again
         (what the replications of a sweep's run share, built once)."""
         twin = copy.copy(self)
-        twin._set("seed", _whole("seed", seed, 0))
+        twin._set("seed", check_value("seed", seed, _Index))
         return twin
 
     def _set(self, name: str, value: Any) -> None:
@@ -268,6 +342,8 @@ class RunConfig:
         """Every field as plain data, ``mode`` first (what ``results.json`` stores); the
         :attr:`OPTIONAL_SETTINGS` only when set."""
         data = {"mode": self.mode, **{name: getattr(self, name) for name in self.settings()}}
+        if isinstance(self.platform, Platform):
+            data["platform"] = self.platform.to_dict()
         for name in self.OPTIONAL_SETTINGS:
             if data[name] is None:
                 del data[name]
@@ -357,6 +433,10 @@ class SiteConfig(RunConfig):
     LATER_SETTINGS: ClassVar[tuple[str, ...]] = ("session_starts",)
     #: Settings of the built-in user models (:meth:`user_model`); a user factory draws its own
     #: jobs and refuses them.
+    OWN_CHECKS = (
+        *RunConfig.OWN_CHECKS, "model", "synthetic_config", "profile", "estimates",
+        "session_starts",
+    )  # fmt: skip
     MODEL_SETTINGS: ClassVar[tuple[str, ...]] = (
         "synthetic_config", "load", "estimates", "correlated", "pcont_a", "pcont_b",
         "day_share", "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width",
@@ -364,34 +444,33 @@ class SiteConfig(RunConfig):
         "deadline_wait_min",
     )  # fmt: skip
 
-    users: int = 50
+    users: _Count = 50
     model: str = "complete"
     synthetic_config: int = 1
-    load: float = 0.5
-    procs: int = 128
-    days: float = 182.0
-    warmup_days: float = WARMUP_DAYS
+    load: Annotated[float, Meta(gt=0, le=MAX_LOAD)] = 0.5
+    procs: _Count = 128
+    days: _Positive = 182.0
+    warmup_days: _NonNegative = WARMUP_DAYS
     profile: str = DEFAULT_PROFILE
-    profile_sha256: str | None = None
+    profile_sha256: _Sha256 | None = None
     estimates: str = "exact"
     correlated: bool = False
-    pcont_a: float = PCONT_A
-    pcont_b: float = PCONT_B
-    day_share: float = 0.7
-    weekday_share: float = 0.8
-    shift_max_min: float = 60.0
-    runtime_scale: float = 1.0
-    max_batch_width: int | None = None
+    pcont_a: Annotated[float, Meta(gt=0, le=1)] = PCONT_A
+    pcont_b: _NonNegative = PCONT_B
+    day_share: _Fraction = 0.7
+    weekday_share: _Fraction = 0.8
+    shift_max_min: Annotated[float, Meta(ge=0, le=720)] = 60.0
+    runtime_scale: _Positive = 1.0
+    max_batch_width: _Count | None = None
     session_starts: str = "after_break"
     utility: bool = False
-    utility_levels: int = 4
-    deadline_factor: float = 2.0
-    utility_decay: Literal["linear", "exponential", "step"] | None = None
-    deadline_wait_min: float | None = None
+    utility_levels: _Count = 4
+    deadline_factor: _Positive = 2.0
+    utility_decay: Decay | None = None
+    deadline_wait_min: _NonNegative | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._set("users", _whole("users", self.users, 1))
         factory = is_import_path(self.model)
         if not factory and self.model not in USER_KINDS:
             raise ConfigError(
@@ -405,8 +484,6 @@ class SiteConfig(RunConfig):
                 f"synthetic_config must be one of {', '.join(map(str, choices))}, got {config!r}"
             )
         self._set("synthetic_config", int(config))
-        self._set("load", _real("load", self.load, 0.0, MAX_LOAD, above=True))
-        self._set("procs", _whole("procs", self.procs, 1))
         platform = self.make_platform()
         if platform is not None:  # the machine the user models draw jobs for
             part = platform.partitions[platform.default]
@@ -416,36 +493,19 @@ class SiteConfig(RunConfig):
                 f"procs must be >= {LARGEST} with the synthetic model (its largest jobs need "
                 f"{LARGEST} processors), got {self.procs}"
             )
-        self._set("days", _real("days", self.days, 0.0, above=True))
-        self._set("warmup_days", _real("warmup_days", self.warmup_days, 0.0))
         if not self.warmup_days < self.days:
             raise ConfigError(
                 f"warmup_days must be in [0, {self.days:g}) (shorter than the run), "
                 f"got {self.warmup_days:g}"
             )
         self._set("profile", _text("profile", str(self.profile)))
-        self._set("profile_sha256", _sha256("profile_sha256", self.profile_sha256))
         self._set("estimates", str(EstimateModel.parse(_text("estimates", self.estimates))))
-        self._set("correlated", _flag("correlated", self.correlated))
-        self._set("pcont_a", _real("pcont_a", self.pcont_a, 0.0, 1.0, above=True))
-        self._set("pcont_b", _real("pcont_b", self.pcont_b, 0.0))
         check_pcont(self.pcont_a, self.pcont_b)
-        self._set("day_share", _real("day_share", self.day_share, 0.0, 1.0))
-        self._set("weekday_share", _real("weekday_share", self.weekday_share, 0.0, 1.0))
-        self._set("shift_max_min", _real("shift_max_min", self.shift_max_min, 0.0, 720.0))
-        self._set("runtime_scale", _real("runtime_scale", self.runtime_scale, 0.0, above=True))
         if self.session_starts not in SESSION_STARTS:
             raise ConfigError(
                 f"session_starts must be one of {', '.join(SESSION_STARTS)}, "
                 f"got {self.session_starts!r}"
             )
-        if self.max_batch_width is not None:
-            self._set("max_batch_width", _whole("max_batch_width", self.max_batch_width, 1))
-        self._set("utility", _flag("utility", self.utility))
-        self._set("utility_levels", _whole("utility_levels", self.utility_levels, 1))
-        _check_utility_shape(self)
-        if self.deadline_wait_min is not None:
-            self._set("deadline_wait_min", _real("deadline_wait_min", self.deadline_wait_min, 0.0))
         if factory:
             if not callable(load(self.model, "user factory")):
                 raise ConfigError(f"user factory {self.model} is not callable")
@@ -601,30 +661,32 @@ class ReplayConfig(RunConfig):
     #: The factors inter-arrival times may be scaled by: compressed at most 1000 times (a day of
     #: arrivals then takes 86 s, less than most jobs run) or stretched at most 1000 times
     #: (docs/background/decisions.md#trace-replay).
-    SCALE_RANGE: ClassVar[tuple[float, float]] = (0.001, 1000.0)
+    SCALE_RANGE: ClassVar[tuple[float, float]] = _SCALES
     #: The highest offered load ``load`` may ask for: beyond it most of the work is still
     #: waiting when the last job arrives, and the metrics measure the backlog's drain.
-    MAX_LOAD: ClassVar[float] = 4.0
+    MAX_LOAD: ClassVar[float] = _REPLAY_LOAD
     #: Settings of a feedback replay only: without ``feedback`` they keep their defaults.
     FEEDBACK_SETTINGS: ClassVar[tuple[str, ...]] = ("think", "threshold_min")
 
+    OWN_CHECKS = (*RunConfig.OWN_CHECKS, "trace", "estimates", "utility")
+
     trace: str
-    trace_sha256: str | None = None
-    procs: int | None = None
-    load: float | None = None
-    scale: float | None = None
+    trace_sha256: _Sha256 | None = None
+    procs: _Count | None = None
+    load: Annotated[float, Meta(gt=0, le=_REPLAY_LOAD)] | None = None
+    scale: Annotated[float, Meta(ge=_SCALES[0], le=_SCALES[1])] | None = None
     estimates: Literal["trace", "exact"] = "trace"
-    warmup_days: float = 0.0
+    warmup_days: _NonNegative = 0.0
     feedback: bool = False
-    think: Literal["last", "max", "arrival"] = "last"
-    threshold_min: float = 20.0
-    uncertainty: float = 0.0
-    wealth_gini: float = 0.0
-    start_job: int = 0
-    stop_job: int | None = None
+    think: ThinkDefinition = "last"
+    threshold_min: _Positive = 20.0
+    uncertainty: _Fraction = 0.0
+    wealth_gini: _Fraction = 0.0
+    start_job: _Index = 0
+    stop_job: _Index | None = None
     utility: str | None = None
-    deadline_factor: float = 2.0
-    utility_decay: Literal["linear", "exponential", "step"] | None = None
+    deadline_factor: _Positive = 2.0
+    utility_decay: Decay | None = None
 
     def headline(self) -> dict[str, Any]:
         return {"trace": self.trace}
@@ -638,29 +700,15 @@ class ReplayConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._set("trace", _text("trace", str(self.trace)))
-        self._set("trace_sha256", _sha256("trace_sha256", self.trace_sha256))
-        if self.procs is not None:
-            self._set("procs", _whole("procs", self.procs, 1))
         platform = self.make_platform()
         if platform is not None:
             self._set("procs", platform.total_cores)
         if self.load is not None and self.scale is not None:
             raise ConfigError("give either load or scale, not both")
-        if self.load is not None:
-            self._set("load", _real("load", self.load, 0.0, self.MAX_LOAD, above=True))
-        if self.scale is not None:
-            self._set("scale", _real("scale", self.scale, *self.SCALE_RANGE))
         if self.estimates not in ("trace", "exact"):
             raise ConfigError(
                 f"estimates of a replay must be 'trace' or 'exact', got {self.estimates!r}"
             )
-        self._set("warmup_days", _real("warmup_days", self.warmup_days, 0.0))
-        self._set("feedback", _flag("feedback", self.feedback))
-        if self.think not in THINK_DEFINITIONS:
-            raise ConfigError(
-                f"think must be one of {', '.join(THINK_DEFINITIONS)}, got {self.think!r}"
-            )
-        self._set("threshold_min", _real("threshold_min", self.threshold_min, 0.0, above=True))
         for setting in dataclasses.fields(self) if not self.feedback else ():
             value = getattr(self, setting.name)
             if setting.name in self.FEEDBACK_SETTINGS and value != setting.default:
@@ -668,13 +716,12 @@ class ReplayConfig(RunConfig):
                     f"{setting.name} applies to feedback replays only (feedback = true), "
                     f"got {setting.name} = {value!r} without feedback"
                 )
-        self._set("uncertainty", _real("uncertainty", self.uncertainty, 0.0, 1.0))
-        self._set("wealth_gini", _real("wealth_gini", self.wealth_gini, 0.0, 1.0))
-        self._set("start_job", _whole("start_job", self.start_job, 0))
-        if self.stop_job is not None:
-            self._set("stop_job", _whole("stop_job", self.stop_job, self.start_job + 1))
+        if self.stop_job is not None and self.stop_job <= self.start_job:
+            raise ConfigError(
+                f"stop_job must be a whole number >= {self.start_job + 1} (after start_job), "
+                f"got {self.stop_job}"
+            )
         if self.utility not in (None, *GENERATORS):
             raise ConfigError(
                 f"utility must be one of {', '.join(GENERATORS)} or none, got {self.utility!r}"
             )
-        _check_utility_shape(self)

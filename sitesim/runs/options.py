@@ -4,10 +4,37 @@ scheduler (by name with its parameters, or as an object) and its progress option
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitesim.errors import ConfigError
 from sitesim.schedulers import Scheduler, registered
+
+if TYPE_CHECKING:
+    from sitesim.runs.config import RunConfig
+
+
+def split_settings(
+    kind: type[RunConfig], settings: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The keyword arguments of :func:`sitesim.simulate` or :func:`sitesim.replay` split into
+    the settings of a run of ``kind`` and the scheduler's parameters: those of
+    ``scheduler_params``, and every keyword that is not a setting.
+
+    Raises:
+        ConfigError: ``scheduler_params`` is not a table, or names a parameter that is also
+            given as a keyword.
+    """
+    fields = set(kind.settings()) - {"scheduler", "scheduler_params"}
+    run = {key: value for key, value in settings.items() if key in fields}
+    given = settings.get("scheduler_params") or {}
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"scheduler_params must be a table of values, got {given!r}")
+    params = {key: value for key, value in settings.items() if key not in fields}
+    params.pop("scheduler_params", None)
+    twice = sorted(set(params) & set(given))
+    if twice:
+        raise ConfigError(f"{', '.join(twice)}: given in scheduler_params and as a keyword")
+    return run, {**given, **params}
 
 
 def scheduler_settings(

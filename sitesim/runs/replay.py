@@ -6,7 +6,7 @@ import dataclasses
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -17,8 +17,8 @@ from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
 from sitesim.runs.build import build_site
-from sitesim.runs.config import ReplayConfig
-from sitesim.runs.options import scheduler_settings
+from sitesim.runs.config import ReplayConfig, ReplaySettings
+from sitesim.runs.options import scheduler_settings, split_settings
 from sitesim.schedulers import Scheduler
 from sitesim.workload.activity import think_rows
 from sitesim.workload.swf import SWFTrace, read_swf, read_swf_cached
@@ -49,7 +49,7 @@ def replay(
     warmup_days: float = 0.0,
     strict: bool = False,
     progress: Progress | None = None,
-    **scheduler_params: Any,
+    **settings: Unpack[ReplaySettings],
 ) -> SiteResult:
     """Replay ``trace`` open-loop under ``scheduler``.
 
@@ -64,12 +64,18 @@ def replay(
         warmup_days: days after the first submission left out of the metrics.
         strict: fail on the first impossible job instead of skipping and counting it.
         progress: called with the fraction of the submit span simulated so far.
+        settings: any other setting of a :class:`~sitesim.runs.config.ReplayConfig`, typed by
+            :class:`~sitesim.runs.config.ReplaySettings` (``platform=Platform(...)`` or a
+            platform file, ``feedback=True``, ``seed=3``, ...); with a scheduler name, also
+            the scheduler's parameters, in ``scheduler_params={"alpha": 3000}`` or as
+            keywords (``alpha=3000``; type checkers know only the settings).
 
     Returns:
         The result. Its ``config`` reproduces the run (:func:`sitesim.run`), unless the trace
         was not read from a file or the scheduler is a custom object (then it is None).
     """
-    settings, custom = scheduler_settings(scheduler, scheduler_params, "replay")
+    run_settings, params = split_settings(ReplayConfig, settings)
+    described, custom = scheduler_settings(scheduler, params, "replay")
     if not isinstance(trace, SWFTrace):
         trace = read_swf(trace)
     else:
@@ -78,13 +84,14 @@ def replay(
     # A configuration validates every setting, even of a run it cannot fully describe.
     config = ReplayConfig(
         trace=name, trace_sha256=trace.sha256 or None, procs=procs, scale=scale, load=load,
-        estimates=estimates, warmup_days=warmup_days, strict=strict, **settings,
+        estimates=estimates, warmup_days=warmup_days, strict=strict, **described,
+        **run_settings,
     )  # fmt: skip
     if custom is None:
         custom = config.make_scheduler()
     else:
         custom.use_seed(config.seed)  # as a configured run does
-    if trace.sha256 and settings:
+    if trace.sha256 and described:
         return run_replay(config, trace=trace, scheduler=custom, progress=progress)
     return _replay(config, trace, custom, progress)  # no configuration: custom pieces
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from sitesim.engine.site import SiteResult, User
 from sitesim.errors import ConfigError
@@ -13,8 +13,14 @@ from sitesim.import_paths import is_import_path, load, path_of
 from sitesim.models.users import UserKind, UserModel
 from sitesim.runs.budget import check_site_run
 from sitesim.runs.build import build_site
-from sitesim.runs.config import DEFAULT_PROFILE, DRAIN_OUTAGES, WARMUP_DAYS, SiteConfig
-from sitesim.runs.options import progress_function, scheduler_settings
+from sitesim.runs.config import (
+    DEFAULT_PROFILE,
+    DRAIN_OUTAGES,
+    WARMUP_DAYS,
+    SiteConfig,
+    SiteSettings,
+)
+from sitesim.runs.options import progress_function, scheduler_settings, split_settings
 from sitesim.schedulers import Scheduler, registered
 from sitesim.workload.profile import WorkloadProfile, read_profile
 
@@ -38,7 +44,7 @@ def simulate(
     seed: int = 1,
     strict: bool = False,
     progress: Progress | Literal[False] | None = None,
-    **settings: Any,
+    **settings: Unpack[SiteSettings],
 ) -> SiteResult:
     """Run ``users`` simulated users on a site for ``days`` days.
 
@@ -64,10 +70,12 @@ def simulate(
         strict: an impossible job stops the run instead of being skipped and counted.
         progress: called with the fraction of the horizon simulated so far (None or False:
             not called).
-        settings: any other setting of a :class:`~sitesim.runs.config.SiteConfig`
-            (``estimates="ratio"``, ``utility=True``, ``cancel_expired=True``, ...; they
-            override those of a :class:`UserModel`); with a scheduler name, also the
-            scheduler's parameters.
+        settings: any other setting of a :class:`~sitesim.runs.config.SiteConfig`, typed by
+            :class:`~sitesim.runs.config.SiteSettings` (``estimates="ratio"``,
+            ``utility=True``, ``platform=Platform(...)`` or a platform file, ...; they override
+            those of a :class:`UserModel`); with a scheduler name, also the scheduler's
+            parameters, in ``scheduler_params={"alpha": 3000}`` or as keywords (``alpha=3000``;
+            type checkers know only the settings).
 
     Returns:
         The result. Its ``config`` reproduces the run (:func:`sitesim.run`), unless the run
@@ -79,9 +87,7 @@ def simulate(
             of the built-in user models beside a user factory.
     """
     report = progress_function(progress, "the fraction of the horizon simulated")
-    fields = set(SiteConfig.settings()) - {"scheduler", "scheduler_params"}
-    run_settings = {key: value for key, value in settings.items() if key in fields}
-    params = {key: value for key, value in settings.items() if key not in fields}
+    run_settings, params = split_settings(SiteConfig, settings)
     described, custom = scheduler_settings(scheduler, params, "simulate")
     population: UserModel | UserFactory | None = None
     if type(model) is UserModel:

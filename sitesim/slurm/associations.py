@@ -12,6 +12,9 @@ Three ways to get one:
 - :meth:`Associations.blocks`: a population of accounts by blocks of users, ``"2x10,8x2"``:
   two accounts of ten users then eight of two, users numbered 1, 2, ... in that order (a few
   heavy accounts and many light ones, each account one share).
+- :meth:`Associations.named`: accounts by name, a mapping: ``{"physics": 10, "chemistry":
+  4}`` (ten users then four, numbered 1, 2, ... in that order), a list of user ids, or an
+  account's table of the TOML file below (``{"shares": 2, "users": 10}``).
 - :meth:`Associations.load`: a TOML file::
 
       [accounts.physics]
@@ -149,6 +152,35 @@ class Associations:
                 for _ in range(int(found[2])):
                     users[len(users) + 1] = (name, 1.0)
         return cls(accounts, users)
+
+    @classmethod
+    def named(cls, accounts: Mapping[str, Any], where: str = "accounts") -> Associations:
+        """Accounts by name: each maps to a number of users (numbered 1, 2, ... in the
+        mapping's order, as :meth:`blocks` numbers them), a list of user ids, or an account
+        table of the TOML file (``shares``, ``parent``, ``users``: a number or a list).
+
+        Raises:
+            AssociationError: ``where: key: problem``.
+        """
+        tables: dict[str, Any] = {}
+        numbered = 0
+        for name, value in accounts.items():
+            table = dict(value) if isinstance(value, Mapping) else {"users": value}
+            users = table.get("users", [])
+            if isinstance(users, int) and not isinstance(users, bool):
+                if users < 1:
+                    raise AssociationError(
+                        f"{where}: {name}: a number of users must be >= 1, got {users}"
+                    )
+                table["users"] = list(range(numbered + 1, numbered + users + 1))
+                numbered += users
+            elif not isinstance(users, list):
+                raise AssociationError(
+                    f"{where}: {name}: a number of users, a list of user ids, or a table "
+                    f"(shares, parent, users), got {value!r}"
+                )
+            tables[str(name)] = table
+        return cls.from_dict({"accounts": tables}, where)
 
     @classmethod
     def load(cls, path: str | Path) -> Associations:

@@ -878,6 +878,32 @@ def read_sacctmgr_assoc(path: str | Path, mapping: UserNumbers | None = None) ->
     """
     rows = _parsable(path, ASSOC_COLUMNS, "Account")
     where = str(path)
+    parent_column, tree = _assoc_layout(rows, where)
+    warn = _Warnings()
+    read = {"Cluster", "Account", "User", "Partition", "Share", "QOS", "Def QOS", "Def Acct"}
+    _warn_columns(rows, read | {parent_column or ""}, warn, {"QOS": "normal"})
+    clusters = sorted({row["Cluster"] for _, row in rows if row.get("Cluster", "").strip()})
+    if len(clusters) > 1:
+        raise SlurmConfError(
+            f"{where}: Cluster: rows of clusters {', '.join(clusters)}; give one cluster's "
+            "(sacctmgr show assoc cluster=NAME)"
+        )
+    found = _AssocRows(_UserIds(mapping), parent_column, tree)
+    for line_where, row in rows:
+        found.add(line_where, row, warn)
+    found.ids.check(where, set(found.names), warn)
+    associations = Associations.build(found.accounts, found.users, where)
+    default_qos = {uid: qos for uid, qos in found.default_qos.items() if uid in associations.users}
+    return AssocTable(associations, default_qos, warn.all())
+
+
+def _assoc_layout(rows: list[_Row], where: str) -> tuple[str | None, bool]:
+    """The column that names the accounts' parents (None: the ``tree`` option's indentation,
+    or no account rows), and whether the listing is a tree.
+
+    Raises:
+        SlurmConfError: no Account or User column; account rows with no parent information.
+    """
     columns = set(rows[0][1]) if rows else set(ASSOC_COLUMNS)
     parent_column = next((c for c in ("ParentName", "Par Name") if c in columns), None)
     for needed in ("Account", "User"):
@@ -890,62 +916,63 @@ def read_sacctmgr_assoc(path: str | Path, mapping: UserNumbers | None = None) ->
             f"{where}: ParentName: no column gives the accounts' parents; list them with "
             "format=Account,User,Share,ParentName,DefaultQOS (or the tree option)"
         )
-    warn = _Warnings()
-    read = {"Cluster", "Account", "User", "Partition", "Share", "QOS", "Def QOS", "Def Acct"}
-    _warn_columns(rows, read | {parent_column or ""}, warn, {"QOS": "normal"})
-    clusters = sorted({row["Cluster"] for _, row in rows if row.get("Cluster", "").strip()})
-    if len(clusters) > 1:
-        raise SlurmConfError(
-            f"{where}: Cluster: rows of clusters {', '.join(clusters)}; give one cluster's "
-            "(sacctmgr show assoc cluster=NAME)"
-        )
-    accounts: list[AccountRow] = []
-    users: list[UserRow] = []
-    default_qos: dict[int, str] = {}
-    names: dict[int, str] = {}
-    ids = _UserIds(mapping)
-    depth_stack: list[str] = []  # (tree: the accounts open at each depth)
-    seen_pairs: set[tuple[int, str]] = set()
-    for line_where, row in rows:
+    return parent_column, tree
+
+
+class _AssocRows:
+    """The accounts, users and default QOS of a ``sacctmgr show assoc`` listing, row by row."""
+
+    def __init__(self, ids: _UserIds, parent_column: str | None, tree: bool) -> None:
+        self.ids, self.parent_column, self.tree = ids, parent_column, tree
+        self.accounts: list[AccountRow] = []
+        self.users: list[UserRow] = []
+        self.default_qos: dict[int, str] = {}
+        self.names: dict[int, str] = {}
+        self.depth_stack: list[str] = []  # (tree: the accounts open at each depth)
+        self.seen_pairs: set[tuple[int, str]] = set()
+
+    def add(self, line_where: str, row: dict[str, str], warn: _Warnings) -> None:
+        """One row: an account (no user) or a user's association."""
         written = row["Account"]
-        account, depth = written.strip(), len(written) - len(written.lstrip(" "))
-        user = row["User"].strip()
+        account = written.strip()
         if row.get("Partition", "").strip():
             warn.ignored(line_where, "Partition", "one association per user and account")
         if row.get("QOS", "").strip() not in ("", "normal"):
             warn.ignored(line_where, "QOS", "a user's jobs run under its Def QOS")
         if not account:
             raise SlurmConfError(f"{line_where}: Account: empty")
+        user = row["User"].strip()
         if not user:
-            if tree:
-                del depth_stack[depth:]
-                parent = depth_stack[-1] if depth_stack else None
-                depth_stack.append(account)
-            else:
-                parent = row[parent_column].strip() if parent_column else None
-            if account != ROOT:
-                shares = _share(row.get("Share", "1"), line_where)
-                accounts.append((account, parent or ROOT, shares))
-            continue
-        if account == ROOT and user == ROOT:
-            continue
-        uid = ids.of(user, line_where)
-        if names.setdefault(uid, user) != user:
+            self._account(line_where, row, account, len(written) - len(written.lstrip(" ")))
+        elif not (account == ROOT and user == ROOT):
+            self._user(line_where, row, account, user)
+
+    def _account(self, line_where: str, row: dict[str, str], account: str, depth: int) -> None:
+        if self.tree:
+            del self.depth_stack[depth:]
+            parent = self.depth_stack[-1] if self.depth_stack else None
+            self.depth_stack.append(account)
+        else:
+            parent = row[self.parent_column].strip() if self.parent_column else None
+        if account != ROOT:
+            shares = _share(row.get("Share", "1"), line_where)
+            self.accounts.append((account, parent or ROOT, shares))
+
+    def _user(self, line_where: str, row: dict[str, str], account: str, user: str) -> None:
+        uid = self.ids.of(user, line_where)
+        if self.names.setdefault(uid, user) != user:
             raise SlurmConfError(
-                f"{line_where}: User: {user} and {names[uid]} are both sitesim user {uid}"
+                f"{line_where}: User: {user} and {self.names[uid]} are both sitesim user {uid}"
             )
-        if (uid, account) in seen_pairs:
-            continue  # (another partition's row of the same association)
-        seen_pairs.add((uid, account))
+        if (uid, account) in self.seen_pairs:
+            return  # (another partition's row of the same association)
+        self.seen_pairs.add((uid, account))
         is_default = row.get("Def Acct", "").strip() == account
-        users.append((uid, account, _share(row.get("Share", "1"), line_where), is_default))
+        shares = _share(row.get("Share", "1"), line_where)
+        self.users.append((uid, account, shares, is_default))
         qos = row.get("Def QOS", "").strip()
-        if qos and (is_default or uid not in default_qos):
-            default_qos[uid] = qos
-    ids.check(where, set(names), warn)
-    associations = Associations.build(accounts, users, where)
-    default_qos = {uid: qos for uid, qos in default_qos.items() if uid in associations.users}
-    return AssocTable(associations, default_qos, warn.all())
+        if qos and (is_default or uid not in self.default_qos):
+            self.default_qos[uid] = qos
 
 
 def _share(value: str, where: str) -> float:

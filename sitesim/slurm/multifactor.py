@@ -33,9 +33,9 @@ thread decays fairshare usage); a job submitted in between gets its priority at 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal
 
 from sitesim.errors import ConfigError
 from sitesim.platform.values import parse_duration
@@ -49,6 +49,8 @@ WEIGHT_TRES = ("CPU", "MEM", "NODE", "GRES/GPU")
 #: The largest priority weight: Slurm's weights are 32-bit unsigned (slurm.conf(5), the
 #: ``PriorityWeight*`` keys; ``uint32_t`` in slurmctld).
 WEIGHT_MAX = 2**32 - 1
+#: The factors weighed by a ``PriorityWeight*`` whole number.
+WEIGHT_FACTORS = ("Age", "Fairshare", "JobSize", "Partition", "QOS")
 #: Why a weight is bounded, as errors say it.
 WEIGHT_BOUND = f"at most {WEIGHT_MAX} (Slurm's weights are 32-bit unsigned)"
 
@@ -101,7 +103,10 @@ class SlurmSettings:
                 raise ConfigError(
                     f"{where}: unknown setting {key!r}; settings are {', '.join(known)}"
                 )
-            values[key] = _convert(key, raw, f"{where}: {key}")
+            try:
+                values[key] = _CONVERTERS[key](raw)
+            except ValueError as err:
+                raise ConfigError(f"{where}: {key}: {err}") from None
         settings = cls(**values)
         settings._check(where)
         return settings
@@ -165,72 +170,106 @@ class SlurmSettings:
         }
 
 
-_WEIGHTS = {f"PriorityWeight{k}" for k in ("Age", "Fairshare", "JobSize", "Partition", "QOS")}
-_COUNTS = {
-    "default_queue_depth": 1,
-    "bf_max_job_test": 1,
-    "bf_max_job_user": 0,
-    "bf_job_part_count_reserve": 0,
-}
-_MINUTES = {"PriorityCalcPeriod", "bf_window"}
-_DURATIONS = {"PriorityMaxAge", "PriorityDecayHalfLife"}
-_SECONDS = {"bf_interval", "bf_resolution"}
+# -- the settings' conversion: one converter a key, from text (slurm.conf) or a number -------------
+def _whole(low: int, high: int | None = None) -> Callable[[Any], int]:
+    """A whole number >= ``low`` (at most ``high``, a weight's bound)."""
 
-
-def _convert(key: str, raw: Any, where: str) -> Any:
-    """One setting from text or a number into the field's type and unit (seconds)."""
-    text = str(raw).strip()
-    if key in _WEIGHTS or key in _COUNTS:
-        low = _COUNTS.get(key, 0)
-        if isinstance(raw, float) and raw.is_integer():
-            text = str(int(raw))
+    def convert(raw: Any) -> int:
+        text = str(int(raw) if isinstance(raw, float) and raw.is_integer() else raw).strip()
         if not text.lstrip("-").isdigit() or int(text) < low:
-            raise ConfigError(f"{where}: must be a whole number >= {low}, got {raw!r}")
-        if key in _WEIGHTS and int(text) > WEIGHT_MAX:
-            raise ConfigError(f"{where}: {int(text)} is too large: a weight is {WEIGHT_BOUND}")
+            raise ValueError(f"must be a whole number >= {low}, got {raw!r}")
+        if high is not None and int(text) > high:
+            raise ValueError(f"{int(text)} is too large: a weight is {WEIGHT_BOUND}")
         return int(text)
-    if key in _MINUTES or key in _SECONDS:
-        value: float
+
+    return convert
+
+
+def _interval(unit: Literal["minutes", "seconds"], least: float) -> Callable[[Any], float]:
+    """A number of ``unit`` >= ``least``, in seconds (minutes also in Slurm's time syntax)."""
+
+    def convert(raw: Any) -> float:
+        text = str(raw).strip()
         try:
             value = float(text)
         except ValueError:
-            try:  # (a time in Slurm's syntax, for the minutes)
-                value = parse_duration(text) / 60 if key in _MINUTES else math.nan
+            try:
+                value = parse_duration(text) / 60 if unit == "minutes" else math.nan
             except ValueError:
                 value = math.nan
-        if key == "bf_interval" and value == -1:
-            return -1.0  # (as Slurm: no backfill scheduler)
-        least = 1.0 if key in ("bf_window", "bf_resolution") else 0.0
         if not (value >= least and math.isfinite(value)):
-            unit = "minutes" if key in _MINUTES else "seconds"
-            raise ConfigError(f"{where}: must be a number of {unit} >= {least:g}, got {raw!r}")
-        return value * 60 if key in _MINUTES else value
-    if key in _DURATIONS:
-        try:
-            value = float(raw) * 60 if isinstance(raw, int | float) else parse_duration(text)
-        except ValueError as err:
-            raise ConfigError(f"{where}: {err}") from None
-        if key == "PriorityMaxAge" and not value > 0:
-            raise ConfigError(f"{where}: must be a time > 0, got {raw!r}")
-        if not value >= 0:
-            raise ConfigError(f"{where}: must be a time >= 0, got {raw!r}")
+            raise ValueError(f"must be a number of {unit} >= {least:g}, got {raw!r}")
+        return value * 60 if unit == "minutes" else value
+
+    return convert
+
+
+def _backfill_interval(raw: Any) -> float:
+    """``bf_interval``: seconds >= 0, or -1 (as Slurm: no backfill scheduler)."""
+    try:
+        if float(str(raw).strip()) == -1:
+            return -1.0
+    except ValueError:
+        pass  # (said below)
+    return _interval("seconds", 0.0)(raw)
+
+
+def _duration(positive: bool) -> Callable[[Any], float]:
+    """A time in Slurm's syntax (a number: minutes), in seconds; > 0 when ``positive``."""
+
+    def convert(raw: Any) -> float:
+        value = float(raw) * 60 if isinstance(raw, int | float) else parse_duration(str(raw))
+        if not (value > 0 if positive else value >= 0):
+            raise ValueError(f"must be a time {'>' if positive else '>='} 0, got {raw!r}")
         return value
-    if key == "PriorityFavorSmall":
-        if text.upper() not in ("YES", "NO"):
-            raise ConfigError(f"{where}: must be YES or NO, got {raw!r}")
-        return text.upper() == "YES"
-    if key == "PriorityUsageResetPeriod":
-        if text.upper() not in RESETS:
-            raise ConfigError(f"{where}: must be one of {', '.join(RESETS)}, got {raw!r}")
-        return text.upper()
-    if key == "PriorityFlags":
-        for flag in filter(None, text.upper().replace(" ", "").split(",")):
-            if flag not in FLAGS:
-                raise ConfigError(
-                    f"{where}: flag {flag!r} is not modelled; sitesim models {', '.join(FLAGS)}"
-                )
-        return text
-    return text  # PriorityWeightTRES (checked by tres_weights)
+
+    return convert
+
+
+def _yes_no(raw: Any) -> bool:
+    text = str(raw).strip().upper()
+    if text not in ("YES", "NO"):
+        raise ValueError(f"must be YES or NO, got {raw!r}")
+    return text == "YES"
+
+
+def _reset(raw: Any) -> str:
+    text = str(raw).strip().upper()
+    if text not in RESETS:
+        raise ValueError(f"must be one of {', '.join(RESETS)}, got {raw!r}")
+    return text
+
+
+def _flags(raw: Any) -> str:
+    text = str(raw).strip()
+    for flag in filter(None, text.upper().replace(" ", "").split(",")):
+        if flag not in FLAGS:
+            raise ValueError(f"flag {flag!r} is not modelled; sitesim models {', '.join(FLAGS)}")
+    return text
+
+
+#: Each setting's converter (:meth:`SlurmSettings.build`), in Slurm's units: PriorityMaxAge and
+#: PriorityDecayHalfLife in Slurm's time syntax or minutes, PriorityCalcPeriod and bf_window in
+#: minutes, bf_interval and bf_resolution in seconds.
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    **{f"PriorityWeight{k}": _whole(0, WEIGHT_MAX) for k in WEIGHT_FACTORS},
+    "PriorityWeightTRES": lambda raw: str(raw).strip(),  # (checked by tres_weights)
+    "PriorityMaxAge": _duration(positive=True),
+    "PriorityFavorSmall": _yes_no,
+    "PriorityCalcPeriod": _interval("minutes", 0.0),
+    "PriorityDecayHalfLife": _duration(positive=False),
+    "PriorityUsageResetPeriod": _reset,
+    "PriorityFlags": _flags,
+    "default_queue_depth": _whole(1),
+    "bf_interval": _backfill_interval,
+    "bf_max_job_test": _whole(1),
+    "bf_window": _interval("minutes", 1.0),
+    "bf_resolution": _interval("seconds", 1.0),
+    "bf_max_job_user": _whole(0),
+    "bf_job_part_count_reserve": _whole(0),
+}
+_MINUTES = {"PriorityCalcPeriod", "bf_window"}
+_DURATIONS = {"PriorityMaxAge", "PriorityDecayHalfLife"}
 
 
 def _in_slurm_units(key: str, value: Any) -> Any:

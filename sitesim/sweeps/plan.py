@@ -24,6 +24,7 @@ from typing import Any
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.import_paths import is_import_path, path_of
 from sitesim.models.users import UserModel
+from sitesim.platform.description import Platform
 from sitesim.runs.budget import check_plan
 from sitesim.runs.config import RunConfig, SiteConfig, takes_parameters
 from sitesim.runs.platforms import BUILTIN_PLATFORMS
@@ -355,6 +356,12 @@ def run_name(factors: Mapping[str, Any], seed: int) -> str:
 
 
 def _level(name: str, level: Any) -> str:
+    if isinstance(level, Platform):
+        level = level.name or "platform"
+    elif isinstance(level, Mapping) and name == "platform":  # (its tables: by their name)
+        level = level.get("name") or "platform"
+    elif isinstance(level, Mapping):  # (SLURM's accounts by name: physics:4+chemistry:2)
+        level = "+".join(f"{key}:{_level(name, value)}" for key, value in level.items())
     if name in FILE_SETTINGS:
         level = Path(str(level)).name
     if isinstance(level, float) and level.is_integer():

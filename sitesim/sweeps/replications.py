@@ -5,7 +5,7 @@ baseline paired by seed, and competitive ratios against a baseline scheduler."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sitesim.engine.metrics import Summary, competitive_ratio
@@ -144,4 +144,9 @@ def with_competitive_ratios(
 
 
 def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
+    """A level as a key: a list as a tuple, a table (SLURM's ``accounts``) as its pairs."""
+    if isinstance(value, list):
+        return tuple(_hashable(item) for item in value)
+    if isinstance(value, Mapping):
+        return tuple((key, _hashable(item)) for key, item in value.items())
+    return value
