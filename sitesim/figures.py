@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+from cycler import cycler
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -24,6 +25,37 @@ FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 #: What each format would otherwise stamp with the time it was written (so that the same figure
 #: gives the same bytes).
 _NO_DATE: dict[str, dict[str, Any]] = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+#: Okabe and Ito's colours, safe for colour-blind readers, in the order lines take them (the
+#: yellow, faint on white, last).
+OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000",
+             "#f0e442")  # fmt: skip
+#: A slide's 16:9 (inches).
+SLIDE = (13.33, 7.5)
+#: Fonts and lines readable on a slide, with the colour-blind-safe palette (for
+#: ``matplotlib.rc_context``).
+SLIDE_STYLE: Any = {
+    "font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "xtick.labelsize": 12,
+    "ytick.labelsize": 12, "legend.fontsize": 12, "figure.titlesize": 17,
+    "lines.linewidth": 2.0, "lines.markersize": 6, "errorbar.capsize": 4,
+    "axes.prop_cycle": cycler(color=OKABE_ITO),
+}  # fmt: skip
+
+
+def slide(rows: int = 1, cols: int = 1, **kwargs: Any) -> tuple[Any, list[Any]]:
+    """A 16:9 figure of ``rows`` × ``cols`` axes drawn in :data:`SLIDE_STYLE` (call it, and
+    draw, inside ``with matplotlib.rc_context(SLIDE_STYLE):``); the axes as a flat list."""
+    fig, axes = plt.subplots(rows, cols, figsize=SLIDE, squeeze=False, layout="constrained",
+                             **kwargs)  # fmt: skip
+    return fig, list(axes.flat)
+
+
+def legend_below(fig: Any, ax: Any, ncols: int = 4) -> None:
+    """One legend for the figure, below the axes (it covers no data), from ``ax``'s lines."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False)
 
 
 def figure_format(path: Path, option: str = "") -> str:
@@ -98,18 +130,23 @@ def lines_with_ci(
     by: str,
     *,
     label: str = "{}",
+    dodge: float = 0.0,
     **style: Any,
 ) -> None:
     """One line per level of ``by``: mean ``y`` against ``x``, with its 95 % interval as error
-    bars when the rows have ``<y>_ci95`` (summary rows of replications)."""
+    bars when the rows have ``<y>_ci95`` (summary rows of replications). ``dodge``: the
+    levels' points are moved apart by this much along x (in x's units), so that intervals at
+    one x do not hide each other."""
     levels = list(dict.fromkeys(row[by] for row in rows))
-    for level in levels:
+    for k, level in enumerate(levels):
         mine = sorted((row for row in rows if row[by] == level), key=lambda row: row[x])
-        xs = [row[x] for row in mine]
+        shift = dodge * (k - (len(levels) - 1) / 2)
+        xs = [row[x] + shift for row in mine]
         ys = [row[y] for row in mine]
         ci = [row.get(f"{y}_ci95", np.nan) for row in mine]
-        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, marker="o", ms=4,
-                    capsize=3, label=label.format(level), **style)  # fmt: skip
+        drawn = {"marker": "o", "ms": 4, "capsize": 3, **style}  # (the defaults, or style's)
+        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, label=label.format(level),
+                    **drawn)  # fmt: skip
 
 
 def bars_with_ci(

@@ -109,7 +109,8 @@ def test_a_sweep_of_an_own_scheduler_by_path_with_its_parameter(tmp_path):
         ("EASY", None, 1), ("EASY", None, 2),
         (FAIR, 1, 1), (FAIR, 1, 2), (FAIR, 48, 1), (FAIR, 48, 2),
     ]  # fmt: skip
-    stored = json.loads((tmp_path / f"scheduler={FAIR},half_life=48,seed=2" / "results.json")
+    stored = json.loads((tmp_path / "scheduler=tests.fairshare.FairEASY,half_life=48,seed=2"
+                         / "results.json")
                         .read_text())["config"]  # fmt: skip
     assert (stored["scheduler"], stored["scheduler_params"]) == (FAIR, {"half_life": 48})
 
@@ -135,7 +136,7 @@ def test_scheduler_objects_and_factories_are_swept_each_run_with_a_fresh_copy(tm
     named = sweep(base, {"scheduler": [FAIR], "half_life": [48], "model": [POPULATION, "static"]},
                   seeds=2, executor="serial")  # fmt: skip
     assert untimed(result.runs) == untimed(named.runs)
-    folder = tmp_path / f"scheduler=FAIREASY_half_life_48,model={POPULATION},seed=1"
+    folder = tmp_path / "scheduler=FAIREASY_half_life_48,model=tests.fairshare.population,seed=1"
     document = json.loads((folder / "results.json").read_text())
     assert document["config"] is None and document["sweep"]["custom"]["scheduler"] == FAIR
     again = sweep(base, factors, seeds=2, out=tmp_path, executor="serial")
@@ -156,7 +157,7 @@ def test_a_factory_that_cannot_travel_is_refused_for_the_pool_but_runs_serially(
 def test_rerun_imports_a_module_only_when_allowed_and_says_which(tmp_path, capsys):
     out = tmp_path / "o"
     sweep(SiteConfig(users=4, **SHORT), {"scheduler": [FAIR]}, out=out, executor="serial")
-    results = out / f"scheduler={FAIR},seed=1" / "results.json"
+    results = out / "scheduler=tests.fairshare.FairEASY,seed=1" / "results.json"  # (no ":")
     module = sys.modules.pop("tests.fairshare")
     try:
         assert main(["rerun", str(results)]) == 2
@@ -178,6 +179,8 @@ def test_the_command_line_takes_a_scheduler_by_its_import_path(tmp_path, capsys)
     table = capsys.readouterr().out
     assert "FAIREASY half_life=12" in table
     (results,) = out.glob("*FairEASY*/results.json")
+    # a colon is not valid in a Windows file name: the import path's ":" becomes "."
+    assert results.parent.name == "users-0003-tests.fairshare.FairEASY"
     config = json.loads(results.read_text())["config"]
     assert (config["scheduler"], config["scheduler_params"]) == (FAIR, {"half_life": 12.0})
 

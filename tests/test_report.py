@@ -83,6 +83,13 @@ def test_bad_run_folders_are_one_line_and_status_2(runs, tmp_path, capsys):
     half.mkdir()
     shutil.copy(easy / "jobs.csv", half / "jobs.csv")
     _fails(["report", str(half)], capsys, "half-written run folder")
+    scenario = tmp_path / "scenario"  # a scenario's --out: its tables, figures and JSON
+    scenario.mkdir()
+    for name in ("creasy.json", "part5_runs.csv", "part5.png"):
+        (scenario / name).write_text("x")
+    _fails(["report", str(scenario)], capsys,
+           "not a run folder (no results.json): it holds other results (creasy.json, part5.png, "
+           "part5_runs.csv)")  # fmt: skip
     cut = tmp_path / "cut"  # a file that is not what results.json lists
     shutil.copytree(easy, cut)
     with (cut / "jobs.csv").open("r+b") as fh:

@@ -506,7 +506,7 @@ def test_a_sweep_file_with_tables_for_a_platform_and_accounts(tmp_path, capsys):
         "[factors]\naccounts = [{physics = 4, chemistry = 2}, '2x3']\n"
     )
     assert main(["sweep", str(path), "--serial", "--out", str(tmp_path / "o")]) == 0
-    named = tmp_path / "o" / "accounts=physics:4+chemistry:2,seed=1" / "results.json"
+    named = tmp_path / "o" / "accounts=physics.4+chemistry.2,seed=1" / "results.json"
     config = json.loads(named.read_text())["config"]
     assert config["platform"]["name"] == "tiny"
     assert config["scheduler_params"]["accounts"] == {"physics": 4, "chemistry": 2}

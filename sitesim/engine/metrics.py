@@ -44,7 +44,9 @@ class Summary:
     (SLDwA) weights each slowdown by its job's area, size × runtime. ``short_*``, ``medium_*`` and
     ``long_*`` are the means per runtime class (≤ 1 min, 1–10 min, > 10 min). Session fields
     are 0 (counts) or NaN (ratios) for runs without sessions (trace replays).
-    ``dependent_jobs`` counts the jobs that record a preceding job (SWF field 17);
+    ``batches_per_session`` is the mean number of batches a session holds (a batch of
+    simultaneous submissions counts once: a study that counts the waits of a session counts
+    these). ``dependent_jobs`` counts the jobs that record a preceding job (SWF field 17);
     ``submission_violations`` and ``ordering_violations`` are the fractions of ``jobs`` that
     were submitted before their preceding job ended, or started before it started.
     ``utility_*`` cover the window's jobs that carry a utility function (utility.md §3): the
@@ -111,6 +113,7 @@ class Summary:
     sessions: int
     batches: int
     jobs_per_session: float
+    batches_per_session: float
     jobs_per_batch: float
     sessions_per_user: float
     batches_per_user: float
@@ -342,11 +345,14 @@ def _sessions(sel: np.ndarray, table: np.ndarray) -> dict[str, Any]:
     sessions = int(table["sessions"].sum())
     batches = int(table["batches"].sum())
     users = int(with_sessions.sum())
+    both = in_session & (sel["batch"] >= 0)  # the batches that belong to a session
+    batches_in_sessions = len(np.unique(pair_keys(sel["user"][both], sel["batch"][both])))
     return {
         "active_users": len(table),
         "sessions": sessions,
         "batches": batches,
         "jobs_per_session": int(in_session.sum()) / sessions if sessions else NAN,
+        "batches_per_session": batches_in_sessions / sessions if sessions else NAN,
         "jobs_per_batch": int((sel["batch"] >= 0).sum()) / batches if batches else NAN,
         "sessions_per_user": sessions / users if users else NAN,
         "batches_per_user": batches / int((table["batches"] > 0).sum()) if batches else NAN,

@@ -276,6 +276,24 @@ class Site:
                 job.done.succeed(job)
         return job.done
 
+    def cancel(self, job: Job) -> bool:
+        """Cancel ``job`` if it is still waiting (a user who gives up); True if it was.
+
+        The job leaves the scheduler's queue without starting and is recorded as cancelled
+        (SWF status 5, ``jobs_cancelled`` in the summary); its completion event fires with the
+        job as value. A job that already started or ended is left alone (False)::
+
+            done = site.completion(job)
+            yield done | env.timeout(3600)  # wait an hour at most
+            if not done.triggered:
+                site.cancel(job)
+        """
+        if job.state is not JobState.WAITING:
+            return False
+        self._withdraw([job])
+        self.pass_due = True  # (the queue changed: a pass may start other jobs now)
+        return True
+
     def _problem(self, job: Job) -> tuple[str, str]:
         """Why the machine cannot run ``job``: (reason, detail)."""
         size, runtime, estimate = job.size, job.runtime, job.estimate
@@ -353,10 +371,15 @@ class Site:
             job = heapq.heappop(self._expiry)[2]
             if job.state is JobState.WAITING:
                 expired.append(job)
-        if not expired:
-            return
-        self.scheduler.withdraw(expired)
-        for job in expired:
+        if expired:
+            self._withdraw(expired)
+
+    def _withdraw(self, jobs: list[Job]) -> None:
+        """Waiting ``jobs`` leave the queue without starting: cancelled, their completion
+        events fired."""
+        now = self.env.now
+        self.scheduler.withdraw(jobs)
+        for job in jobs:
             job.mark_cancelled(now)
             self._unfinished -= 1
             if job.done is not None:
@@ -460,6 +483,29 @@ class Site:
                 f"{self.scheduler.name}"
             )
         return self.result(warmup=warmup)
+
+    def advance(self, until: float) -> None:
+        """Run the site up to time ``until`` and pause there, before the events of that instant
+        (every earlier instant's allocation pass done): a tiny site can be stepped through,
+        its queue (``site.scheduler.queue``), machine and users inspected between the steps::
+
+            for t in range(3600, 86_400, 3600):
+                site.advance(t)
+                print(t, [job.id for job in site.scheduler.queue])
+            result = site.run(until=86_400)  # then on to the horizon, and drain
+
+        The users' horizon is set by :meth:`run` alone; a run that drains before ``until``
+        (every user ended and every job with it) stops there.
+        """
+        env = self.env
+        if not until > env.now:
+            raise ValueError(f"advance needs a time after now ({env.now}), got {until}")
+        pause = env.event()
+        pause._ok, pause._value = True, None  # (triggered: the loop stops on it at ``until``)
+        pause.callbacks.append(StopSimulation.callback)
+        env.schedule(pause, simpy.events.URGENT, until - env.now)
+        with fewer_collections(), contextlib.suppress(StopSimulation):
+            env.run_instants(self, None, math.inf)
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:
         """Collect records and metrics of the jobs submitted so far."""

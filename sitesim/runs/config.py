@@ -135,6 +135,7 @@ class SiteSettings(RunSettings, total=False):
     runtime_scale: float
     max_batch_width: int | None
     session_starts: str
+    start_gap_scale: float
     utility: bool
     utility_levels: int
     deadline_factor: float
@@ -415,9 +416,13 @@ class SiteConfig(RunConfig):
         runtime_scale: a workload transform: every runtime is multiplied by it (estimates
             follow), "what if our jobs were ten times shorter?".
         max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
-        session_starts: ``after_break`` (the spec: a break after a session's last job) or
-            ``scheduled`` (a break after the session's first submission: session starts do not
-            depend on how long sessions last).
+        session_starts: ``after_break`` (the thesis' model and the spec's: a break after a
+            session's last job; the default), or a sensitivity option that is not the thesis'
+            model: ``scheduled`` (a break after the session's first submission) or ``clocked``
+            (a session starts at each window opening and then every ``start_gap_scale`` × a
+            break, whatever the sessions already open do).
+        start_gap_scale: ``clocked`` only: the breaks between session starts are multiplied
+            by it.
         utility: every job carries a Lee & Snavely utility function (utility.md §2), with a
             priority level drawn uniformly from ``utility_levels``, the deadline factor
             ``deadline_factor``, a decay type (``utility_decay``, None for a third each), and
@@ -430,7 +435,7 @@ class SiteConfig(RunConfig):
     #: their configurations (a sweep resumes).
     SYNTHETIC_SETTINGS: ClassVar[tuple[str, ...]] = ("synthetic_config", "load")
     #: Settings added later, stored only when set, for the same reason.
-    LATER_SETTINGS: ClassVar[tuple[str, ...]] = ("session_starts",)
+    LATER_SETTINGS: ClassVar[tuple[str, ...]] = ("session_starts", "start_gap_scale")
     #: Settings of the built-in user models (:meth:`user_model`); a user factory draws its own
     #: jobs and refuses them.
     OWN_CHECKS = (
@@ -440,8 +445,8 @@ class SiteConfig(RunConfig):
     MODEL_SETTINGS: ClassVar[tuple[str, ...]] = (
         "synthetic_config", "load", "estimates", "correlated", "pcont_a", "pcont_b",
         "day_share", "weekday_share", "shift_max_min", "runtime_scale", "max_batch_width",
-        "session_starts", "utility", "utility_levels", "deadline_factor", "utility_decay",
-        "deadline_wait_min",
+        "session_starts", "start_gap_scale", "utility", "utility_levels", "deadline_factor",
+        "utility_decay", "deadline_wait_min",
     )  # fmt: skip
 
     users: _Count = 50
@@ -463,6 +468,7 @@ class SiteConfig(RunConfig):
     runtime_scale: _Positive = 1.0
     max_batch_width: _Count | None = None
     session_starts: str = "after_break"
+    start_gap_scale: _Positive = 1.0
     utility: bool = False
     utility_levels: _Count = 4
     deadline_factor: _Positive = 2.0
@@ -505,6 +511,11 @@ class SiteConfig(RunConfig):
             raise ConfigError(
                 f"session_starts must be one of {', '.join(SESSION_STARTS)}, "
                 f"got {self.session_starts!r}"
+            )
+        if self.start_gap_scale != 1.0 and self.session_starts != "clocked":
+            raise ConfigError(
+                f"start_gap_scale applies to session_starts = 'clocked' only, got "
+                f"{self.start_gap_scale:g} with {self.session_starts!r}"
             )
         if factory:
             if not callable(load(self.model, "user factory")):
@@ -580,6 +591,7 @@ class SiteConfig(RunConfig):
             runtime_scale=self.runtime_scale,
             max_batch_width=self.max_batch_width,
             session_starts=cast(SessionStarts, self.session_starts),
+            start_gap_scale=self.start_gap_scale,
             utility=(
                 LeeSnavely(
                     levels=self.utility_levels,
@@ -610,6 +622,7 @@ class SiteConfig(RunConfig):
             "runtime_scale": model.runtime_scale,
             "max_batch_width": model.max_batch_width,
             "session_starts": model.session_starts,
+            "start_gap_scale": model.start_gap_scale,
             "utility": model.utility is not None,
             **(
                 {

@@ -16,7 +16,7 @@ from sitesim.models.augment import augment
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
-from sitesim.runs.build import build_site
+from sitesim.runs.build import PreparedRun, build_site
 from sitesim.runs.config import ReplayConfig, ReplaySettings
 from sitesim.runs.options import scheduler_settings, split_settings
 from sitesim.schedulers import Scheduler
@@ -93,7 +93,7 @@ def replay(
         custom.use_seed(config.seed)  # as a configured run does
     if trace.sha256 and described:
         return run_replay(config, trace=trace, scheduler=custom, progress=progress)
-    return _replay(config, trace, custom, progress)  # no configuration: custom pieces
+    return _prepare(config, trace, custom).run(progress)  # no configuration: custom pieces
 
 
 def run_replay(
@@ -115,6 +115,14 @@ def run_replay(
         scheduler: the scheduler the configuration describes, if already built.
         progress: called with the fraction of the submit span simulated so far.
     """
+    return prepare_replay(config, trace=trace, scheduler=scheduler).run(progress)
+
+
+def prepare_replay(
+    config: ReplayConfig, *, trace: SWFTrace | None = None, scheduler: Scheduler | None = None
+) -> PreparedRun:
+    """The replay :func:`run_replay` runs (the same arguments), built to the point where it
+    starts (:class:`~sitesim.runs.build.PreparedRun`)."""
     if trace is None:
         trace = read_swf_cached(config.trace)
     if config.trace_sha256 is not None and config.trace_sha256 != trace.sha256:
@@ -122,10 +130,15 @@ def run_replay(
             f"trace {config.trace} has changed since the run: its sha256 is {trace.sha256}, "
             f"the run used {config.trace_sha256}"
         )
-    result = _replay(config, trace, scheduler or config.make_scheduler(), progress)
-    resolved = dataclasses.replace(config, trace_sha256=trace.sha256 or None, procs=result.procs)
-    resolved = resolved.with_platform_sha256()
-    return dataclasses.replace(result, config=resolved)
+    prepared = _prepare(config, trace, scheduler or config.make_scheduler())
+    resolved = dataclasses.replace(config, trace_sha256=trace.sha256 or None)
+
+    def complete(result: SiteResult) -> SiteResult:
+        done = prepared.complete(result)
+        stored = dataclasses.replace(resolved, procs=done.procs).with_platform_sha256()
+        return dataclasses.replace(done, config=stored)
+
+    return dataclasses.replace(prepared, complete=complete)
 
 
 def stated(workload: TraceWorkload, config: ReplayConfig) -> TraceWorkload:
@@ -212,11 +225,10 @@ def at_configured_load(
     return workload.scaled(config.scale), config.scale
 
 
-def _replay(
-    config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler, progress: Progress | None
-) -> SiteResult:
-    """The replay itself: the trace's jobs (those chosen, with the utility functions asked
-    for) as a workload, at the configured load."""
+def _prepare(config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler) -> PreparedRun:
+    """The replay itself, built to the point where it starts: the trace's jobs (those chosen,
+    with the utility functions asked for) as a workload, at the configured load; its result
+    completed with facts about the workload."""
     if not len(trace):
         raise ConfigError(f"{trace.name}: no job to replay: the file holds no job lines")
     size = machine_size(trace, config.procs)
@@ -256,37 +268,39 @@ def _replay(
         keep_jobs=plan is not None,  # an open replay never looks back at an ended job
     )  # fmt: skip
     site.add_user(TraceUser(workload) if plan is None else FeedbackTraceUser(workload, plan))
-    if progress is None:
-        result = site.run(warmup=config.warmup_days * DAY)
-    else:
-        span = max(last - first, 1.0)
-        result = site.run(
-            warmup=config.warmup_days * DAY,
-            progress=lambda now: progress(min(max((now - first) / span, 0.0), 1.0)),
-            progress_step=span / 200,
-        )
-    facts = {
-        "trace": trace.name,
-        "trace_jobs": len(trace),
-        "jobs_replayed": len(workload),
-        "jobs_skipped": {
-            reason: workload.skipped.get(reason, 0) + result.rejected.get(reason, 0)
-            for reason in {**workload.skipped, **result.rejected}
-        },
-        "estimates_filled_with_runtime": workload.estimates_filled,
-        "estimates_raised_to_1s": workload.estimates_raised,
-        "jobs_out_of_order": len(unsorted),
-        "scale_factor": factor,
-        "offered_load_original": original_load,
-        "offered_load": workload.offered_load(size),
-    }
-    if plan is not None:
-        facts["feedback"] = {
-            "dependencies": plan.source,
-            "dependent_jobs": plan.dependent,
-            **moved(result.records, workload),
+
+    def complete(result: SiteResult) -> SiteResult:
+        facts = {
+            "trace": trace.name,
+            "trace_jobs": len(trace),
+            "jobs_replayed": len(workload),
+            "jobs_skipped": {
+                reason: workload.skipped.get(reason, 0) + result.rejected.get(reason, 0)
+                for reason in {**workload.skipped, **result.rejected}
+            },
+            "estimates_filled_with_runtime": workload.estimates_filled,
+            "estimates_raised_to_1s": workload.estimates_raised,
+            "jobs_out_of_order": len(unsorted),
+            "scale_factor": factor,
+            "offered_load_original": original_load,
+            "offered_load": workload.offered_load(size),
         }
-    summary = dataclasses.replace(
-        result.summary, jobs_skipped=result.summary.jobs_skipped + sum(workload.skipped.values())
+        if plan is not None:
+            facts["feedback"] = {
+                "dependencies": plan.source,
+                "dependent_jobs": plan.dependent,
+                **moved(result.records, workload),
+            }
+        summary = dataclasses.replace(
+            result.summary,
+            jobs_skipped=result.summary.jobs_skipped + sum(workload.skipped.values()),
+        )
+        return dataclasses.replace(result, summary=summary, workload=facts)
+
+    return PreparedRun(
+        site=site,
+        until=None,
+        warmup=config.warmup_days * DAY,
+        span=(first, first + max(last - first, 1.0)),
+        complete=complete,
     )
-    return dataclasses.replace(result, summary=summary, workload=facts)

@@ -7,9 +7,11 @@ from collections.abc import Callable
 
 from sitesim.engine.site import SiteResult
 from sitesim.errors import ConfigError
+from sitesim.runs.build import PreparedRun
 from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
-from sitesim.runs.replay import run_replay
-from sitesim.runs.simulate import run_site
+from sitesim.runs.replay import prepare_replay
+from sitesim.runs.simulate import prepare_site
+from sitesim.schedulers import Scheduler
 
 
 def run(config: RunConfig, *, progress: Callable[[float], None] | None = None) -> SiteResult:
@@ -20,8 +22,23 @@ def run(config: RunConfig, *, progress: Callable[[float], None] | None = None) -
         config: a :class:`SiteConfig` or :class:`ReplayConfig`.
         progress: called with the fraction of the run simulated so far.
     """
+    return prepare(config).run(progress)
+
+
+def prepare(config: RunConfig, *, scheduler: Scheduler | None = None) -> PreparedRun:
+    """The run of ``config`` built to the point where it starts
+    (:class:`~sitesim.runs.build.PreparedRun`): :meth:`~sitesim.runs.build.PreparedRun.run`
+    gives what :func:`run` gives.
+
+    Args:
+        config: a :class:`SiteConfig` or :class:`ReplayConfig`.
+        scheduler: a fresh scheduler object to run instead of building the one the
+            configuration names (given the run's seed, as :func:`sitesim.simulate` gives it).
+    """
     if isinstance(config, SiteConfig):
-        return run_site(config, progress=progress)
+        return prepare_site(config, scheduler=scheduler)
     if isinstance(config, ReplayConfig):
-        return run_replay(config, progress=progress)
+        if scheduler is not None:
+            scheduler.use_seed(config.seed)
+        return prepare_replay(config, scheduler=scheduler)
     raise ConfigError(f"not a run configuration: {config!r}")

@@ -12,7 +12,7 @@ from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load, path_of
 from sitesim.models.users import UserKind, UserModel
 from sitesim.runs.budget import check_site_run
-from sitesim.runs.build import build_site
+from sitesim.runs.build import PreparedRun, build_site
 from sitesim.runs.config import (
     DEFAULT_PROFILE,
     DRAIN_OUTAGES,
@@ -139,6 +139,18 @@ def run_site(
         None when a custom piece ran that the configuration does not describe (a scheduler
         object that is not registered, ``users``, ``profile``).
     """
+    return prepare_site(config, scheduler=scheduler, users=users, profile=profile).run(progress)
+
+
+def prepare_site(
+    config: SiteConfig,
+    *,
+    scheduler: Scheduler | None = None,
+    users: UserModel | UserFactory | None = None,
+    profile: WorkloadProfile | None = None,
+) -> PreparedRun:
+    """The run :func:`run_site` runs (the same arguments), built to the point where it starts
+    (:class:`~sitesim.runs.build.PreparedRun`)."""
     check_site_run(config, warn=False)  # (an absurd horizon or size, before anything runs)
     if profile is None:
         profile, sha256 = read_profile(config.profile)
@@ -157,8 +169,25 @@ def run_site(
     else:
         scheduler.use_seed(config.seed)
         described = described and registered(scheduler)
-    result = _run(config, scheduler, population, progress)
-    return dataclasses.replace(result, config=config if described else None)
+    horizon = config.days * DAY
+    site = build_site(  # (outages go on while the machine drains after the horizon)
+        config,
+        config.procs,
+        scheduler,
+        horizon + DRAIN_OUTAGES,
+        strict=config.strict,
+        cancel_expired=config.cancel_expired,
+    )
+    for user in population:
+        site.add_user(user)
+    stored = config if described else None
+    return PreparedRun(
+        site=site,
+        until=horizon,
+        warmup=config.warmup_days * DAY,
+        span=(0.0, horizon),
+        complete=lambda result: dataclasses.replace(result, config=stored),
+    )
 
 
 def users_of(
@@ -173,24 +202,3 @@ def users_of(
     if isinstance(users, UserModel):
         return users.users(config.users, profile, config.procs, config.seed)
     return [users(uid, profile, config.procs, config.seed) for uid in range(1, config.users + 1)]
-
-
-def _run(
-    config: SiteConfig, scheduler: Scheduler, users: Sequence[User], progress: Progress | None
-) -> SiteResult:
-    """The simulation itself, with every piece built."""
-    horizon = config.days * DAY
-    site = build_site(  # (outages go on while the machine drains after the horizon)
-        config,
-        config.procs,
-        scheduler,
-        horizon + DRAIN_OUTAGES,
-        strict=config.strict,
-        cancel_expired=config.cancel_expired,
-    )
-    for user in users:
-        site.add_user(user)
-    report = None if progress is None else (lambda now: progress(min(now / horizon, 1.0)))
-    return site.run(
-        until=horizon, warmup=config.warmup_days * DAY, progress=report, progress_step=horizon / 200
-    )

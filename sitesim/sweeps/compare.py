@@ -34,6 +34,7 @@ from sitesim.results.report import jobs_refused, result_trace
 from sitesim.runs.config import SiteConfig
 from sitesim.runs.replay import replay
 from sitesim.runs.runner import run
+from sitesim.schedulers import Scheduler
 from sitesim.sweeps.executors import Executor, execute_all
 
 #: The metrics compared, as summary fields.
@@ -74,9 +75,10 @@ def point_with_refusals(point: ComparePoint) -> tuple[list[dict[str, Any]], dict
         return f"{type(err).__name__}: {err}"
 
 
-def open_replay(site: SiteResult, scheduler: str) -> SiteResult:
+def open_replay(site: SiteResult, scheduler: str | Scheduler) -> SiteResult:
     """The conventional prediction: the site-level run's trace replayed open under
-    ``scheduler``, measured over the site-level run's window."""
+    ``scheduler`` (a name, or a fresh scheduler object), measured over the site-level run's
+    window."""
     result = replay(result_trace(site, "site-level trace"), scheduler, procs=site.procs)
     window = (site.summary.window_start_d * DAY, site.summary.window_end_d * DAY)
     summary = summarize(result.records, result.procs, window)
@@ -179,31 +181,57 @@ def compare(
     return [row for k in sorted(found) for row in found[k]]
 
 
-def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Experiment 1: signed prediction error of the open replay against user count, one panel
-    per direction and metric, one line per horizon."""
-    import matplotlib.pyplot as plt
+def compare_figure(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Experiment 1, for a slide: the open replay's prediction divided by what the users get
+    (1: exact), against user count, one panel per direction and metric, one line per horizon;
+    geometric means over the seeds with their 95 % intervals (Student's t on the logs), on a
+    log axis. ``rows``: one per direction, point and seed (``conv_<metric>`` and
+    ``site_<metric>``)."""
+    import matplotlib
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from scipy.special import stdtrit
 
-    from sitesim.figures import lines_with_ci, save
+    from sitesim.figures import SLIDE_STYLE, legend_below, save, slide
 
     titles = {"response_mean_min": "mean response", "wait_mean_min": "mean wait",
               "slowdown_mean": "mean slowdown"}  # fmt: skip
-    directions = list(dict.fromkeys(row["direction"] for row in summary))
-    fig, axes = plt.subplots(
-        len(directions), len(METRICS), figsize=(4.2 * len(METRICS), 3.4 * len(directions)),
-        squeeze=False, layout="constrained",
-    )  # fmt: skip
-    for r, direction in enumerate(directions):
-        rows = [row for row in summary if row["direction"] == direction]
-        for c, metric in enumerate(METRICS):
-            ax = axes[r][c]
-            lines_with_ci(ax, rows, "users", f"signed_{metric}_pct", "days", label="{:g} days")
-            ax.axhline(0, color="k", lw=0.8)
-            ax.set_yscale("symlog", linthresh=10)
-            ax.set_title(f"{direction}: {titles[metric]}", fontsize=9)
-            ax.set_xlabel("users")
-            ax.set_ylabel("open replay vs site-level (%)")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.suptitle("Prediction error of the open replay (> 0: it predicts worse than the users get)")
+    directions = list(dict.fromkeys(row["direction"] for row in rows))
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(len(directions), len(METRICS), sharex=True)
+        for r, direction in enumerate(directions):
+            for c, metric in enumerate(METRICS):
+                ax = axes[r * len(METRICS) + c]
+                horizons = sorted({row["days"] for row in rows})
+                for k, days in enumerate(horizons):
+                    dodge = 0.12 * (k - (len(horizons) - 1) / 2)  # (intervals side by side)
+                    xs, ys, low, high = [], [], [], []
+                    for users in sorted({row["users"] for row in rows}):
+                        logs = np.log([row[f"conv_{metric}"] / row[f"site_{metric}"]
+                                       for row in rows if row["direction"] == direction
+                                       and row["days"] == days and row["users"] == users
+                                       and row[f"site_{metric}"] > 0
+                                       and row[f"conv_{metric}"] > 0])  # fmt: skip
+                        if not len(logs):
+                            continue
+                        mean = logs.mean()
+                        half = (stdtrit(len(logs) - 1, 0.975) * logs.std(ddof=1)
+                                / np.sqrt(len(logs))) if len(logs) > 1 else 0.0  # fmt: skip
+                        xs.append(users + dodge)
+                        ys.append(np.exp(mean))
+                        low.append(np.exp(mean) - np.exp(mean - half))
+                        high.append(np.exp(mean + half) - np.exp(mean))
+                    ax.errorbar(xs, ys, yerr=[low, high], marker="o", label=f"{days:g} days")
+                ax.axhline(1, color="k", lw=1)
+                ax.set_yscale("log")
+                ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.yaxis.set_minor_formatter(NullFormatter())
+                ax.set_title(f"{direction.replace('->', '→')}: {titles[metric]}")
+                if r == len(directions) - 1:
+                    ax.set_xlabel("users")
+                if c == 0:
+                    ax.set_ylabel("open ÷ site-level")
+                ax.grid(alpha=0.3, which="both")
+        legend_below(fig, axes[0], ncols=4)
+        fig.suptitle("The open replay's prediction ÷ what the users get (1: exact)")
     return save(fig, path)

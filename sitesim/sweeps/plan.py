@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import re
 import tomllib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.import_paths import is_import_path, path_of
 from sitesim.models.users import UserModel
+from sitesim.output import file_name
 from sitesim.platform.description import Platform
 from sitesim.runs.budget import check_plan
 from sitesim.runs.config import RunConfig, SiteConfig, takes_parameters
@@ -367,4 +367,4 @@ def _level(name: str, level: Any) -> str:
     if isinstance(level, float) and level.is_integer():
         level = int(level)
     text = str(level) if not isinstance(level, list | tuple) else "-".join(map(str, level))
-    return re.sub(r"[^A-Za-z0-9.+:_-]", "_", text)
+    return file_name(text)

@@ -8,7 +8,8 @@
   runs, think times, the sessions that ended after a slow response);
 - :mod:`~sitesim.views.html`: ``sitesim report``, one self-contained HTML file (Bokeh, the
   optional ``report`` extra);
-- :mod:`~sitesim.views.animation`: the machine and the users over time, as a GIF.
+- :mod:`~sitesim.views.animation`: the machine and the users over time, as a GIF;
+- :mod:`~sitesim.views.narrate`: a tiny site told as it happens, one line per user event.
 
 Each figure function draws with matplotlib's Agg backend and returns the figure, or writes it
 atomically as PNG, SVG or PDF, by the extension of the file's name

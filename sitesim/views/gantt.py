@@ -37,14 +37,17 @@ ColorBy = Literal["user", "account", "partition", "decision", "state"]
 COLOR_BY: tuple[ColorBy, ...] = get_args(ColorBy)
 #: Past this many rectangles in the window, the chart is rasterised.
 MAX_PATCHES = 5_000
-#: Colours of categories (matplotlib's tab20 order, then cycled).
+#: Colours of categories, then cycled: Okabe and Ito's eight, safe for colour-blind readers,
+#: then twelve of Trubetskoy's "20 distinct colours" that differ from them and from each
+#: other (tab20's pairs of one hue, dark and light, looked alike: every two of these differ by
+#: a CIELAB distance of at least 24; tested).
 PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
-    "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5",
+    "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#000000",
+    "#911eb4", "#800000", "#808000", "#000075", "#469990", "#9a6324", "#bfef45", "#f032e6",
+    "#a9a9a9", "#fabed4", "#dcbeff", "#aaffc3",
 )  # fmt: skip
 #: Shades of downtime: maintenance, failure.
-OUTAGE_COLORS = ("#404040", "#d62728")
+OUTAGE_COLORS = ("#404040", "#d55e00")
 
 
 @dataclass(frozen=True)

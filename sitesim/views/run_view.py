@@ -25,7 +25,9 @@ from sitesim.engine.job import JobState
 from sitesim.engine.records import read_records_csv
 from sitesim.engine.site import SiteResult
 from sitesim.errors import SitesimError
+from sitesim.models.cycles import ActivityCycle, CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B
+from sitesim.models.streams import stream
 from sitesim.platform.description import Platform
 from sitesim.platform.values import PlatformError
 from sitesim.results.report import (
@@ -34,6 +36,8 @@ from sitesim.results.report import (
     PRIORITIES_NAME,
     RESULTS_NAME,
     RUNS_NAME,
+    SWF_NAME,
+    USERS_NAME,
 )
 
 if TYPE_CHECKING:
@@ -174,6 +178,20 @@ class RunView:
         """The run's p_cont(r) = a / (b r + 1) constants (the defaults for a replay)."""
         config = self.config or {}
         return float(config.get("pcont_a", PCONT_A)), float(config.get("pcont_b", PCONT_B))
+
+    def cycles(self, users: np.ndarray) -> list[ActivityCycle] | None:
+        """The activity cycles of ``users`` (ids), drawn again from the run's seed exactly as
+        the run drew them; None unless the run's users were built-in complete users."""
+        config = self.config or {}
+        if config.get("model", "complete") != "complete" or "seed" not in config:
+            return None
+        shares = CycleShares(
+            day=float(config.get("day_share", 0.7)),
+            weekday=float(config.get("weekday_share", 0.8)),
+            max_shift_minutes=float(config.get("shift_max_min", 60.0)),
+        )
+        seed = int(config["seed"])
+        return [ActivityCycle.draw(stream(seed, int(u), "cycle"), shares) for u in users]
 
     @property
     def nodes(self) -> int:
@@ -335,10 +353,21 @@ def _not_a_run(path: Path) -> str:
     if runs:
         shown = ", ".join(runs[:3]) + (f" and {len(runs) - 3:,} more" if len(runs) > 3 else "")
         return f"{path}: holds several runs ({shown}): give one of their folders"
-    if (path / RUNS_NAME).exists() or any(path.glob("*.csv")) or any(path.glob(".*.tmp")):
+    run_files = (SWF_NAME, JOBS_NAME, USERS_NAME, RUNS_NAME)
+    if any((path / name).exists() for name in run_files) or any(path.glob(".*.tmp")):
         return (
             f"{path}: half-written run folder: {RESULTS_NAME}, written last, is missing (the run "
             "was interrupted): run it again"
+        )
+    others = sorted(p.name for p in path.iterdir() if p.suffix in (".json", ".csv", ".png"))
+    if others:  # (a scenario's or an analysis' outputs: complete, just not one run's)
+        shown = ", ".join(others[:3]) + (
+            f" and {len(others) - 3:,} more" if len(others) > 3 else ""
+        )
+        return (
+            f"{path}: not a run folder (no {RESULTS_NAME}): it holds other results ({shown}); "
+            "give the folder of one run (the --out of sitesim run or replay with one run, or "
+            "one run's folder in it)"
         )
     return f"{path}: not a run folder (no {RESULTS_NAME})"
 

@@ -12,15 +12,19 @@ documented transforms, each with one parameter:
   (600 + (x - 600) * long_scale), chosen so that the mean work of a job (size x runtime) is the
   thesis' (:func:`long_scale_for`). Size-conditioned runtime tables are dropped (correlated
   draws use the overall table).
-- **batch widths**: capped at ``max_width`` (the thesis' batches are at most about 1.7 jobs wide
-  on average).
+- **batch widths**: capped at ``max_width`` (None: as drawn).
 - **inter-submission gaps**: the base profile's gaps of at most ``gap_max`` seconds (the
   thesis: "very short").
-- **breaks**: multiplied by ``break_scale`` (how often users start sessions).
+- **breaks**: multiplied by ``break_scale`` (how often users start sessions). A scale below 1
+  makes breaks shorter than the 20-minute think/break boundary that defines a session.
 
 Everything else (sizes, repetitions, think times, estimates, cycles) is the base profile's.
 The fitted values and the calibration are in ``scenarios/creasy_study.py --part 5`` and
 docs/results/creasy.md; ``scripts/build_thesis_profile.sh`` rebuilds the shipped file.
+
+:data:`REVISITED` is the regime revisited (docs/results/creasy.md, part 5): breaks as drawn
+(all >= 20 minutes), batch widths as drawn, and either no long-job compression or the thesis'
+work per job; nothing in it is fitted to a thesis result.
 """
 
 from __future__ import annotations
@@ -44,13 +48,16 @@ class ThesisRegime:
     """The four transform parameters (see the module's docstring)."""
 
     long_scale: float
-    max_width: int
+    max_width: int | None
     gap_max: float
     break_scale: float
 
     def __post_init__(self) -> None:
         require(0 < self.long_scale <= 1, f"long_scale must be in (0, 1], got {self.long_scale}")
-        require(self.max_width >= 1, f"max_width must be >= 1, got {self.max_width}")
+        require(
+            self.max_width is None or self.max_width >= 1,
+            f"max_width must be >= 1 (or none), got {self.max_width}",
+        )
         require(self.gap_max >= 0, f"gap_max must be >= 0 seconds, got {self.gap_max}")
         require(self.break_scale > 0, f"break_scale must be > 0, got {self.break_scale}")
 
@@ -60,7 +67,11 @@ class ThesisRegime:
             base,
             runtimes=equal_thirds(base.runtimes, self.long_scale),
             runtimes_by_size={},
-            batch_widths=capped(base.batch_widths, self.max_width),
+            batch_widths=(
+                base.batch_widths
+                if self.max_width is None
+                else capped(base.batch_widths, self.max_width)
+            ),
             inter_submission=below(base.inter_submission, self.gap_max),
             breaks=Quantiles(base.breaks.p, base.breaks.x * self.break_scale),
             settings={**base.settings, "thesis_regime": asdict(self)},
@@ -128,3 +139,20 @@ FITTED = {
         long_scale=0.021711347637461447, max_width=1, gap_max=60.0, break_scale=0.650
     ),
 }
+
+#: The thesis regime revisited (docs/results/creasy.md, part 5; issue 36): the breaks as drawn
+#: (none shorter than the 20-minute session boundary), batches as wide as drawn, the "very
+#: short" gaps kept; ``"uncompressed"``: runtimes in equal thirds with no long-job compression
+#: (about 85,000 processor-seconds a job on 128 processors); ``"work matched"``: the long jobs
+#: compressed to the thesis' work per job, as in :data:`FITTED`. Neither is fitted.
+REVISITED = {
+    "uncompressed": ThesisRegime(long_scale=1.0, max_width=None, gap_max=60.0, break_scale=1.0),
+    "work matched": ThesisRegime(
+        long_scale=FITTED["after_break"].long_scale, max_width=None, gap_max=60.0, break_scale=1.0
+    ),
+}
+#: Clocked session starts (a sensitivity option, not the thesis' model) on
+#: ``REVISITED["work matched"]``: the gap scale that gives EASY at 50 users the throughput of
+#: the thesis' own session starts (``scenarios/creasy_study.py --part 5 --calibrate``), frozen
+#: before the comparison ran.
+CLOCKED_START_GAP_SCALE = 1.29

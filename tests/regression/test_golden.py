@@ -77,7 +77,8 @@ def test_golden_site_level_summary(kind, users, scheduler):
     """Site-level runs on the shipped profile: 28 days, one week of warm-up."""
     result = simulate(users, scheduler, model=kind, days=28, seed=3)
     check_golden(
-        f"site-{kind}-{users}-{scheduler}", digest(result.summary, "jobs_per_session", "sessions")
+        f"site-{kind}-{users}-{scheduler}",
+        digest(result.summary, "jobs_per_session", "sessions", "batches_per_session"),
     )
 
 

@@ -236,14 +236,74 @@ def test_sessions_mark_the_ends_after_a_slow_response():
     rec["session"] = [0, 0, 1, 0]
     rec["batch"] = [0, 1, 2, 0]
     rec["submit"] = [0.0, 100.0, 5000.0, 0.0]
-    rec["end"] = [50.0, 1300.0, 5060.0, 70.0]
-    rec["response"] = rec["end"] - rec["submit"]  # 20 min, 1 min, 70 s
+    rec["end"] = [50.0, 3700.0, 8540.0, 70.0]
+    rec["response"] = rec["end"] - rec["submit"]  # 60 min, 59 min, 70 s
     view = RunView("t", 4, rec, {}, {"pcont_a": 0.8, "pcont_b": 0.05})
     s = sessions(view)
     assert s.user.tolist() == [1, 1, 2]
-    assert s.first.tolist() == [0.0, 5000.0, 0.0] and s.last.tolist() == [1300.0, 5060.0, 70.0]
+    assert s.first.tolist() == [0.0, 5000.0, 0.0] and s.last.tolist() == [3700.0, 8540.0, 70.0]
     assert s.jobs.tolist() == [2, 1, 1]
-    assert s.slow.tolist() == [True, False, False]  # b r = 0.05 x 20 min = 1
+    # b r = 0.05 x 60 min = 3: p_cont a quarter of a; 59 min is not slow
+    assert s.slow.tolist() == [True, False, False]
+    assert not s.outside.any()  # (no seed: the windows are not known)
+
+
+def test_a_session_whose_last_job_ended_outside_the_window_is_not_slow():
+    """The window rule ends such a session without a decision: it is marked as ended by the
+    window, whatever the response. User 1's window is drawn again from the run's seed."""
+    from sitesim.models.cycles import ActivityCycle
+    from sitesim.models.streams import stream
+
+    cycle = ActivityCycle.draw(stream(4, 1, "cycle"))
+    opens = cycle.next_open(0.0)
+    inside, outside = opens + 2 * 3600, cycle.next_open(opens + 1) - 3600
+    assert cycle.in_window(inside) and not cycle.in_window(outside)
+    rec = np.zeros(2, dtype=JOB_DTYPE)
+    rec["id"] = [1, 2]
+    rec["user"] = [1, 1]
+    rec["session"] = [0, 1]
+    rec["batch"] = [0, 1]
+    rec["submit"] = [inside - 7200, outside - 7200]
+    rec["end"] = [inside, outside]
+    rec["response"] = rec["end"] - rec["submit"]  # 2 hours each: slow
+    view = RunView("t", 4, rec, {}, {"model": "complete", "seed": 4, "pcont_b": 0.05})
+    s = sessions(view)
+    assert s.outside.tolist() == [False, True]
+    assert s.slow.tolist() == [True, False]
+
+
+def test_think_bars_end_at_a_batch_first_submission():
+    """A batch of three jobs submitted over two days after a 10-minute think: one green bar of
+    10 minutes, not bars from the waited-for job's end to each later submission."""
+    import matplotlib.pyplot as plt
+
+    from sitesim.views.lanes import COLORS, draw_lanes
+
+    rec = np.zeros(4, dtype=JOB_DTYPE)
+    rec["id"] = [1, 2, 3, 4]
+    rec["user"] = 1
+    rec["session"] = 0
+    rec["batch"] = [0, 1, 1, 1]
+    rec["submit"] = [0.0, 700.0, DAY, 2 * DAY]
+    rec["start"] = rec["submit"]
+    rec["end"] = rec["submit"] + 100.0
+    rec["think"] = [np.nan, 600.0, DAY - 100, 2 * DAY - 100]  # from job 1's end
+    view = RunView("t", 4, rec, {}, {})
+    fig, ax = plt.subplots()
+    draw_lanes(ax, view, [1])
+    think = [c for c in ax.collections
+             if tuple(c.get_facecolor()[0][:3]) == _rgb(COLORS["think"])]  # fmt: skip
+    (bars,) = think
+    (bar,) = bars.get_paths()
+    xs = bar.vertices[:, 0]
+    assert xs.min() == pytest.approx(100 / DAY) and xs.max() == pytest.approx(700 / DAY)
+    plt.close(fig)
+
+
+def _rgb(color: str) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb
+
+    return to_rgb(color)
 
 
 def test_windows_and_users(demo):
@@ -282,3 +342,50 @@ def test_a_replay_shows_its_sessions_as_not_applicable(demo):
                      strict=True))  # fmt: skip
     assert cells["sessions"] == cells["ended after a slow response"] == "-"
     assert "<tr><td>sessions</td><td>-</td></tr>" not in _header(demo)
+
+
+def test_the_gantt_palette_has_twenty_colours_that_differ():
+    """Every two colours differ by a CIELAB distance (CIE76) of at least 20; the first eight
+    are Okabe and Ito's colour-blind-safe set. (tab20 pairs a dark and a light shade of one
+    hue: #aec7e8 and #c5b0d5 are 16.6 apart.)"""
+    from itertools import combinations
+
+    from sitesim.views.gantt import PALETTE, rgb
+
+    def lab(c: np.ndarray) -> np.ndarray:
+        c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+        m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722],
+                      [0.0193, 0.1192, 0.9505]])  # fmt: skip
+        x, y, z = m @ c / np.array([0.95047, 1.0, 1.08883])
+
+        def f(t: float) -> float:
+            return float(np.cbrt(t)) if t > 0.008856 else 7.787 * t + 16 / 116
+
+        return np.array([116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))])
+
+    colours = [lab(c) for c in rgb(PALETTE)]
+    assert len(PALETTE) == len(set(PALETTE)) == 20
+    closest = min(np.linalg.norm(a - b) for a, b in combinations(colours, 2))
+    assert closest >= 20, closest
+    assert PALETTE[:8] == ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00",
+                           "#cc79a7", "#000000")  # fmt: skip
+
+
+def test_the_html_gantt_counts_jobs_and_has_a_colour_legend(demo):
+    """The title counts jobs (and says how many rectangles, when a job is drawn as several);
+    a legend names each colour in view."""
+    pytest.importorskip("bokeh", reason="needs bokeh (the report extra)")
+    from sitesim.views import gantt
+    from sitesim.views.html import _jobs_drawn, _legend, report_html
+
+    rects = gantt.window_rects(demo, (0.0, 7 * DAY))
+    jobs = len(np.unique(rects.job))
+    text = report_html(demo)
+    assert f"{jobs:,} jobs" in text and "Colours, by user" in text
+    legend = _legend(demo, "user", (0.0, 7 * DAY))
+    users = np.unique(demo.records["user"][rects.job]).tolist()
+    assert [f"user {u}" for u in users] == re.findall(r"</span>(user \d+)</span>", legend)
+    assert legend.count("background:") == len(users) and "background:#e69f00" in legend
+    two = gantt.Rects(*(np.array(v) for v in ([1, 1, 2], [0, 0, 0], [1, 1, 1], [0, 4, 2],
+                                               [2, 6, 4], [1, 1, 1])))  # fmt: skip
+    assert _jobs_drawn(two) == "2 jobs in 3 rectangles (one per block of contiguous rows)"

@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         with staged_folder(args.out, last="compare.json") as staging:
             atomic_write(staging / "compare.csv", csv_text(rows))
             atomic_write(staging / "summary.csv", csv_text(summary))
-            compare_figure(summary, staging / "compare.png")
+            compare_figure(rows, staging / "compare.png")
             atomic_write(staging / "compare.json", to_json({"runs": rows, "summary": summary}))
         print(f"compare.csv, summary.csv, compare.json and compare.png written to {args.out}")
     if args.report:

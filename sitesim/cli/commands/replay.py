@@ -28,7 +28,7 @@ from sitesim.cli.progress import ProgressBar
 from sitesim.engine.site import SiteResult
 from sitesim.errors import ConfigError
 from sitesim.models.augment import GENERATORS
-from sitesim.output import atomic_write
+from sitesim.output import atomic_write, file_name
 from sitesim.platform.boundary import trace_mismatch
 from sitesim.results.report import (
     REPLAY_COLUMNS,
@@ -249,14 +249,16 @@ def run(args: argparse.Namespace) -> int:
             print(_moved(result))
     if args.out is not None:
         for setting, result in zip(settings, results, strict=True):
-            folder = args.out / setting["scheduler"] if len(settings) > 1 else args.out
+            folder = args.out / file_name(setting["scheduler"]) if len(settings) > 1 else args.out
             write_outputs(folder, result, trace)
         if len(settings) > 1:
             atomic_write(args.out / RUNS_NAME, csv_text([flat_row(r) for r in results]))
         print(f"outputs written to {args.out}")
     if args.report:
         many = len(settings) > 1
-        write_reports(args.out, [args.out / s["scheduler"] if many else args.out for s in settings])
+        write_reports(
+            args.out, [args.out / file_name(s["scheduler"]) if many else args.out for s in settings]
+        )
     return 0
 
 

@@ -30,7 +30,7 @@ from sitesim.models.dynamics import PCONT_A, PCONT_B
 from sitesim.models.synthetic import CONFIGURATIONS, MAX_LOAD
 from sitesim.models.users import SESSION_STARTS, USER_KINDS
 from sitesim.models.workpool import EstimateModel
-from sitesim.output import atomic_write
+from sitesim.output import atomic_write, file_name
 from sitesim.results.report import (
     RESULTS_NAME,
     RUN_COLUMNS,
@@ -194,8 +194,17 @@ def add_parser(commands: Any) -> None:
         "--session-starts",
         choices=SESSION_STARTS,
         default="after_break",
-        help="when a user who left a session starts the next: a break after its last job "
-        "ended (after_break, the default) or after its first submission (scheduled)",
+        help="when a user starts a session: a break after the last one's last job ended "
+        "(after_break, the thesis' model, the default); sensitivity options, not the thesis' "
+        "model: a break after its first submission (scheduled), or at each window opening "
+        "and then every break, whatever sessions are open (clocked)",
+    )
+    p.add_argument(
+        "--start-gap-scale",
+        type=positive_float,
+        default=1.0,
+        metavar="F",
+        help="clocked session starts: multiply the breaks between starts by F (default 1)",
     )
     p.add_argument(
         "--pcont",
@@ -275,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
         runtime_scale=args.runtime_scale,
         max_batch_width=args.max_batch_width,
         session_starts=args.session_starts,
+        start_gap_scale=args.start_gap_scale,
         utility=args.utility,
         deadline_factor=args.deadline_factor,
         utility_decay=args.decay,
@@ -345,7 +355,7 @@ def _run_all(configs: list[SiteConfig], out: Path | None, utility: bool) -> list
 
 
 def _folder(out: Path, config: SiteConfig) -> Path:
-    return out / f"users-{config.users:04d}-{config.scheduler}"
+    return out / f"users-{config.users:04d}-{file_name(config.scheduler)}"
 
 
 def _write_runs(out: Path, configs: list[SiteConfig], done: dict[int, SiteResult]) -> int:
