@@ -58,6 +58,7 @@ class NodeMachine:
         procs: cores in all (the machine's size for the metrics).
         free: cores free now.
         available: resources free now, per node (down nodes hold nothing free).
+        part_free, part_idle: per partition, the cores free on its nodes and its idle nodes.
         running: ``(estimated end, id, job)`` ascending, as schedulers see the running jobs.
         up: True for each node that is up.
         changes: counts what changes the machine besides starts (job ends, kills, nodes down
@@ -85,6 +86,12 @@ class NodeMachine:
         self.procs = platform.total_cores
         self.free = platform.total_cores
         self.available: Free = capacity(platform)
+        #: Per partition (rows) and node: 1 where the node is in it.
+        self._member = np.array(parts.member, dtype=np.int64)
+        #: Per partition, the cores free on its nodes and its idle nodes (every core free):
+        #: what a pass screens a job with before placing it.
+        self.part_free = self._member @ self.available.cores
+        self.part_idle = self._member @ np.ones(platform.nodes, dtype=np.int64)
         self.running: list[tuple[float, int, Job]] = []
         self.up = np.ones(platform.nodes, dtype=bool)
         self.changes = 0
@@ -232,7 +239,9 @@ class NodeMachine:
         env = self.env
         now = env.now
         duration = job.mark_started(now)
+        before = available.cores[nodes]
         available.take(alloc)
+        self._recount(nodes, before)
         self.free -= int(alloc.cores.sum())
         job.alloc = alloc
         insort(self.running, (now + job.estimate, job.id, job))
@@ -260,7 +269,9 @@ class NodeMachine:
             job.demand.part, len(alloc.nodes), int(alloc.cores.sum()), int(alloc.gpus.sum()),
             int(alloc.memory.sum()), format_nodes(alloc.nodes),
         )  # fmt: skip
+        before = self.available.cores[alloc.nodes]
         self.available.give(alloc)
+        self._recount(alloc.nodes, before)
         self.free += int(alloc.cores.sum())
         down = alloc.nodes[~self.up[alloc.nodes]]
         if len(down):  # (nothing is free on a down node)
@@ -336,10 +347,23 @@ class NodeMachine:
             self._count_down(-len(back))
             self.up[back] = True
             platform = self.platform
+            before = self.available.cores[back]
             self.available.cores[back] = platform.cores[back]
             self.available.gpus[back] = platform.gpus[back]
             self.available.memory[back] = platform.memory[back]
+            self._recount(back, before)
             self.free += int(platform.cores[back].sum())
+
+    def _recount(self, nodes: np.ndarray, before: np.ndarray) -> None:
+        """The free cores of ``nodes`` changed from ``before``: count them again in
+        :attr:`part_free` and :attr:`part_idle`."""
+        after = self.available.cores[nodes]
+        member = self._member[:, nodes]
+        self.part_free += member @ (after - before)
+        full = self.platform.cores[nodes]
+        idle = (after == full).astype(np.int64) - (before == full)
+        if idle.any():
+            self.part_idle += member @ idle
 
     def _count_down(self, change: int) -> None:
         self.nodes_down += change
@@ -360,8 +384,10 @@ class NodeMachine:
         return float(np.frombuffer(self._down_counts) @ np.maximum(ends - times, 0.0))
 
     def _zero(self, nodes: np.ndarray) -> None:
-        self.free -= int(self.available.cores[nodes].sum())
+        before = self.available.cores[nodes]
+        self.free -= int(before.sum())
         self.available.cores[nodes] = 0
+        self._recount(nodes, before)
         self.available.gpus[nodes] = 0
         self.available.memory[nodes] = 0
 

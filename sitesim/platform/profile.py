@@ -24,9 +24,10 @@ free in the job's partition, a necessary condition, so the exact test runs once 
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -61,8 +62,8 @@ class NodeProfile:
     """
 
     __slots__ = (
-        "_allocs", "_flat", "_now_windows", "_part_cores", "_signs", "_sorted", "_table_cores",
-        "_taking", "_times", "base", "now", "parts", "table",
+        "_allocs", "_flat", "_now_windows", "_part_cores", "_signs", "_sorted", "_state",
+        "_table_cores", "_taking", "_times", "base", "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -89,6 +90,8 @@ class NodeProfile:
         #: Windows from now, by how many taking changes they hold (until the next change).
         self._now_windows: dict[int, Free] = {}
         self._taking: list[_Taking] = []
+        #: What :meth:`earliest` last found free at its answer: (time, changes then, state).
+        self._state: tuple[float, int, Free] | None = None
         for k, sign in enumerate(self._signs):
             if sign < 0:
                 self._taking.append(self._new_taking(self._times[k], self._allocs[k]))
@@ -160,8 +163,18 @@ class NodeProfile:
         return at
 
     def _new_taking(self, time: float, alloc: Alloc) -> _Taking:
-        state = self.state_at(time)  # (the change itself included)
         nodes = alloc.nodes
+        kept = self._state
+        if kept is not None and kept[0] == time and kept[1] + 1 == len(self._times):
+            # (what earliest found free then, and the taking itself: the one change since)
+            before = kept[2]
+            after = Free(
+                before.cores[nodes] - alloc.cores,
+                before.gpus[nodes] - alloc.gpus,
+                before.memory[nodes] - alloc.memory,
+            )
+            return _Taking(time, alloc, after)
+        state = self.state_at(time)  # (the change itself included)
         after = Free(state.cores[nodes], state.gpus[nodes], state.memory[nodes])
         return _Taking(time, alloc, after)
 
@@ -198,20 +211,49 @@ class NodeProfile:
 
     def earliest(self, demand: Demand, duration: float) -> tuple[float, Alloc | None]:
         """The earliest start of ``demand`` for ``duration`` seconds and where; ``(inf,
-        None)`` if it never fits (nodes down with no known return)."""
+        None)`` if it never fits (nodes down with no known return).
+
+        The times tried are those at which the cores free in the job's partition change and
+        reach its cores (a necessary condition). For a demand of cores only on a shared
+        partition, at a time with no reservation or window beginning before the job would
+        end, they are also enough: placement then succeeds on what is free at that time."""
         now = self.now
         free_now = self.base.cores > 0  # (used last)
-        alloc = place(self.parts, demand, self._window(self.base, now, now + duration), free_now)
-        if alloc is not None:
+        simple = self._cores_only(demand)
+        if not (simple and self._clear(now, now + duration)):
+            state = self._window(self.base, now, now + duration)
+        elif self._part_cores_of(self.base, demand.part) >= demand.cores:
+            state = self.base
+        else:
+            state = None
+        if state is not None and (alloc := place(self.parts, demand, state, free_now)):
             return now, alloc
-        times, level = self._levels(demand.part)
         state_at = self._walk()
-        for t in times[level >= demand.cores].tolist():
-            state = self._window(state_at(t), t, t + duration)
-            alloc = place(self.parts, demand, state, free_now)
+        for t in self._candidates(demand.part, demand.cores):
+            state = state_at(t)
+            if simple and self._clear(t, t + duration):
+                self._state = (t, len(self._times), state.copy())
+                alloc = place(self.parts, demand, state, free_now)
+                assert alloc is not None  # (the cores are there, on nodes it may use)
+                return t, alloc
+            alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
             if alloc is not None:
                 return t, alloc
         return math.inf, None
+
+    def _cores_only(self, demand: Demand) -> bool:
+        """True for a demand of cores only (no node count, GPUs or memory) on a shared
+        partition: placement takes any free cores of its nodes."""
+        asks = demand.nodes or demand.gpus or demand.memory
+        return not (asks or self.parts.exclusive[demand.part])
+
+    def _clear(self, start: float, end: float) -> bool:
+        """True if no reservation or window begins in ``(start, end)``."""
+        takings = self._taking
+        return bisect_right(takings, start, key=_time) == bisect_left(takings, end, key=_time)
+
+    def _part_cores_of(self, state: Free, part: int) -> int:
+        return int(state.cores[self.parts.select[part]].sum())
 
     def earliest_on(self, alloc: Alloc, duration: float, latest: float) -> float | None:
         """The earliest start, no later than ``latest``, at which ``alloc`` (those very
@@ -226,33 +268,42 @@ class NodeProfile:
                 return t
         return None
 
-    def _levels(self, part: int) -> tuple[np.ndarray, np.ndarray]:
-        """The times something changes, and the cores free in partition ``part`` then (a
-        necessary condition for a start: a window only lowers it)."""
+    def _candidates(self, part: int, cores: int) -> Iterator[float]:
+        """The times, ascending, at which something changes and the cores free in partition
+        ``part`` reach ``cores`` (a necessary condition for a start: a window only lowers
+        them)."""
         member = self.parts.member[part]
-        base = int(self.base.cores[self.parts.nodes[part]].sum())
-        extra_times = np.array(self._times)
+        base = self._part_cores_of(self.base, part)
+        extra_times = self._times
         extra = self._part_cores.get(part)
         if extra is None:  # (kept up to date as changes are added)
             extra = self._part_cores[part] = [
                 sign * int(a.cores[member[a.nodes]].sum())
                 for sign, a in zip(self._signs, self._allocs, strict=True)
             ]
+        extras = np.concatenate([[0], np.cumsum(extra, dtype=np.int64)])
+        changed = np.array(extra_times)
+        table: Iterator[float] = iter(())
         if self.table is not None:
-            ends, nodes, cores, _, _ = self._table_by_end()
-            times = np.unique(np.concatenate([ends, extra_times]))
+            ends, nodes, row_cores, _, _ = self._table_by_end()
             inside = self._table_cores.get(part)
-            if inside is None:
-                inside = np.concatenate([[0], np.cumsum(cores * member[nodes])])
+            if inside is None:  # (the cores of the first k rows in the partition, k = 0, 1, ...)
+                inside = np.concatenate([[0], np.cumsum(row_cores * member[nodes])])
                 self._table_cores[part] = inside
-            level = base + inside[np.searchsorted(ends, times, side="right")]
+            if len(ends):  # (the level after the last row ending at each time)
+                last = np.ones(len(ends), dtype=bool)
+                last[:-1] = ends[1:] != ends[:-1]
+                level = base + inside[1:] + extras[np.searchsorted(changed, ends, side="right")]
+                table = iter(ends[last & (level >= cores)])
+            level = base + inside[np.searchsorted(ends, changed, side="right")]
         else:
-            times = np.unique(extra_times)
-            level = np.full(len(times), base, dtype=np.int64)
-        if extra:
-            extras = np.concatenate([[0], np.cumsum(extra)])
-            level = level + extras[np.searchsorted(extra_times, times, side="right")]
-        return times, level
+            level = np.full(len(changed), base, dtype=np.int64)
+        level = level + extras[np.searchsorted(changed, changed, side="right")]
+        last_time = math.nan
+        for t in heapq.merge(table, changed[level >= cores].tolist()):
+            if t != last_time:
+                last_time = t
+                yield float(t)
 
     def _table_by_end(self) -> tuple[np.ndarray, ...]:
         """The running jobs' rows by estimated end (:meth:`Releases.by_end`)."""

@@ -59,6 +59,8 @@ class NodeResources(Resources):
         self._last, self._kept = self._kept, None
         self.now = now
         self.free = self.machine.free
+        self._part_free = self.machine.part_free.copy()
+        self._part_idle = self.machine.part_idle.copy()
         self.taken: dict[Job, Alloc] = {}
         self._work: Free | None = None  # (the machine's arrays until the first start)
         self.profile: NodeProfile | None = None
@@ -66,6 +68,10 @@ class NodeResources(Resources):
         self._reach_of: Sequence[Job] | None = None
         self._ended: list[tuple[float, int, Alloc]] = []  # jobs started before the profile
         self._blocked: set[int] = set()
+        #: Per group of partitions, the jobs that did not fit, first of their partitions,
+        #: whose reservations are not placed yet (placed when a later job of the group could
+        #: start now: only then do they matter).
+        self._pending: dict[int, list[Job]] = {}
         self._failed: dict[Demand, float] = {}
         self._running: Running | None = None
         self._resumed: _Pass | None = None
@@ -93,6 +99,9 @@ class NodeResources(Resources):
         tried = self._failed.get(demand)
         if tried is not None and length >= tried:
             return None
+        if self._too_large(demand):
+            self._failed[demand] = 0.0
+            return None
         self._reach_to(self.now + length)
         profile = self.profile
         if profile is None:
@@ -103,11 +112,29 @@ class NodeResources(Resources):
             self._failed[demand] = length if profile is not None else 0.0
         return alloc
 
+    def _too_large(self, demand: Demand) -> bool:
+        """True if the cores free on the partition's nodes now (its idle nodes, for a whole-node
+        partition of identical nodes) are too few for a demand of cores only: a screen, exact
+        where placement needs nothing else, placement deciding otherwise."""
+        if demand.nodes or demand.gpus or demand.memory:
+            return False
+        part = demand.part
+        if not self.parts.exclusive[part]:
+            return bool(self._part_free[part] < demand.cores)
+        uniform = self.parts.uniform[part]
+        return bool(uniform and self._part_idle[part] * uniform < demand.cores)
+
     def take_now(self, job: Job, where: Any) -> None:
         alloc: Alloc = where
         self._failed.clear()
         self.taken[job] = alloc
         self.free -= int(alloc.cores.sum())
+        machine = self.machine
+        member = machine._member[:, alloc.nodes]
+        self._part_free -= member @ alloc.cores
+        was_idle = self.work.cores[alloc.nodes] == machine.platform.cores[alloc.nodes]
+        if was_idle.any():
+            self._part_idle -= member @ was_idle
         if self.profile is None:
             if self._work is None:
                 self._work = self.machine.available.copy()
@@ -228,25 +255,32 @@ class NodeResources(Resources):
     ) -> list[tuple[Job, float]]:
         kept = self._resume(jobs) if first == 0 else None
         blocked = self._blocked
+        pending = self._pending
         if kept is not None:
             first = len(kept.order)
             blocked |= kept.blocked
+            pending.update((group, list(heads)) for group, heads in kept.pending.items())
         taken = len(self.taken)
         reserved: list[tuple[Job, float]] = []
+        groups = self.groups
         for job in jobs[first:]:
+            part = job.demand.part
             where = self.fits_now(job)
+            heads = pending.get(groups[part])
+            if where is not None and heads:  # (the reservations it must stay clear of, first)
+                for head in heads:
+                    start, at = self.earliest(head)
+                    if at is not None:
+                        self.reserve(head, start, at)
+                        reserved.append((head, start))
+                heads.clear()
+                where = self.fits_now(job)
             if where is not None:
                 self.take_now(job, where)
                 started.append(job)
-                continue
-            part = self.part(job)
-            if part in blocked:
-                continue
-            blocked.add(part)
-            start, where = self.earliest(job)
-            if where is not None:
-                self.reserve(job, start, where)
-                reserved.append((job, start))
+            elif part not in blocked:
+                blocked.add(part)
+                pending.setdefault(groups[part], []).append(job)
         self._keep(jobs, taken, blocked)
         return reserved
 
@@ -267,7 +301,8 @@ class NodeResources(Resources):
         ):
             self._reach_to(reach)
             return None
-        kept.profile.advance(self.now)
+        if kept.profile is not None:
+            kept.profile.advance(self.now)
         self.profile, self._work, self._ended = kept.profile, kept.work, kept.ended
         self._reach, self._failed = kept.reach, kept.failed
         self._resumed = kept
@@ -275,10 +310,11 @@ class NodeResources(Resources):
 
     def _keep(self, jobs: Sequence[Job], taken: int, blocked: set[int]) -> None:
         """Keep this pass for the next to resume, if it started nothing."""
-        if not self.taken and taken == 0 and self.profile is not None:
+        if not self.taken and taken == 0:
+            pending = {group: list(heads) for group, heads in self._pending.items() if heads}
             self._kept = _Pass(
-                list(jobs), self._reach, self.machine.changes, self.profile, self.work,
-                self._ended, set(blocked), self._failed,
+                list(jobs), self._reach, self.machine.changes, self.profile, self._work,
+                self._ended, set(blocked), self._failed, pending,
             )  # fmt: skip
 
 
@@ -314,22 +350,25 @@ class NodePlan:
 class _Pass:
     """What a pass that started nothing leaves for the next one to resume."""
 
-    __slots__ = ("blocked", "changes", "ended", "failed", "order", "profile", "reach", "work")
+    __slots__ = (
+        "blocked", "changes", "ended", "failed", "order", "pending", "profile", "reach", "work",
+    )  # fmt: skip
 
     def __init__(
         self,
         order: list[Job],
         reach: float,
         changes: int,
-        profile: NodeProfile,
-        work: Free,
+        profile: NodeProfile | None,
+        work: Free | None,
         ended: list[tuple[float, int, Alloc]],
         blocked: set[int],
         failed: dict[Demand, float],
+        pending: dict[int, list[Job]],
     ) -> None:
         self.order, self.reach, self.changes = order, reach, changes
         self.profile, self.work, self.ended = profile, work, ended
-        self.blocked, self.failed = blocked, failed
+        self.blocked, self.failed, self.pending = blocked, failed, pending
 
     def resumes(self, order: Sequence[Job], reach: float, changes: int) -> bool:
         """True if the pass with ``order`` can resume this one."""
