@@ -34,7 +34,7 @@ from typing import Any
 from sitesim.errors import ConfigError
 from sitesim.platform.description import Platform
 from sitesim.platform.values import format_nodes, parse_duration
-from sitesim.slurm.associations import ROOT, AccountRow, Associations, UserRow
+from sitesim.slurm.associations import ROOT, ROOT_USER, AccountRow, Associations, UserRow
 from sitesim.slurm.multifactor import WEIGHT_MAX
 from sitesim.slurm.qos import QOS, parse_tres
 from sitesim.workload.names import UserNumbers
@@ -809,6 +809,8 @@ class _UserIds:
         self.first_absent = ""  # (the line of the first)
 
     def of(self, name: str, where: str) -> int:
+        if name == ROOT and (self.mapping is None or ROOT not in self.mapping.numbers):
+            return ROOT_USER  # (Slurm's own root user: uid 0, no job in the trace)
         if self.mapping is None:
             if not re.fullmatch(r"\d+", name):
                 raise SlurmConfError(
@@ -827,6 +829,8 @@ class _UserIds:
         """Refuse a listing none of whose users the mapping has; warn the listed users
         without a job and the trace's users in no account."""
         mapping = self.mapping
+        if mapping is not None and ROOT not in mapping.numbers:
+            listed = listed - {ROOT_USER}
         if mapping is None or not listed:
             return
         absent, missing = len(self.absent), set(mapping.numbers.values()) - listed
@@ -861,8 +865,11 @@ def read_sacctmgr_assoc(path: str | Path, mapping: UserNumbers | None = None) ->
     account (a ``ParentName`` or ``Par Name`` column, or the ``tree`` option's indented
     ``Account``), ``Cluster`` (one cluster), ``Partition`` (per-partition rows: the first of a
     user and account is used, warned), ``QOS`` (warned unless empty or ``normal``) and
-    ``Def Acct`` if present (a user's default account). Rows of the ``root`` account and its
-    ``root`` user are Slurm's own and left out.
+    ``Def Acct`` if present (a user's default account). The ``root`` account's row is the
+    implied root; its ``root`` user (the association ``sacctmgr add cluster`` makes) is kept,
+    a user of the root account that Fair Tree ranks as Slurm does (fair_tree.c counts every
+    user association), numbered :data:`~sitesim.slurm.associations.ROOT_USER` (uid 0) unless
+    the mapping numbers ``root``.
 
     Users are the trace's numbers: a user name is a number, or, with ``mapping`` (the users
     of ``sitesim convert --mapping``), its number there. With a mapping, the listed users it
@@ -944,7 +951,7 @@ class _AssocRows:
         user = row["User"].strip()
         if not user:
             self._account(line_where, row, account, len(written) - len(written.lstrip(" ")))
-        elif not (account == ROOT and user == ROOT):
+        else:
             self._user(line_where, row, account, user)
 
     def _account(self, line_where: str, row: dict[str, str], account: str, depth: int) -> None:

@@ -241,8 +241,10 @@ def test_assoc_tree_from_parent_column() -> None:
         "chem": ("science", 20.0),
         "teaching": ("root", 10.0),
     }
-    # users are the trace's numbers; the root user of the root account is Slurm's own
+    # users are the trace's numbers; the root account's root user is Slurm's uid 0, kept:
+    # Fair Tree ranks it (issue 34)
     assert dict(tree.users) == {
+        0: ("root", 1.0),
         1: ("physics", 1.0),
         2: ("physics", 2.0),
         3: ("chem", 1.0),
