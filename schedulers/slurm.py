@@ -552,7 +552,7 @@ class SLURM(Scheduler):
         """``res.could_start_now``, remembering the demands that cannot until something is
         freed (what is free only shrinks as jobs start)."""
         demand = job.demand
-        if demand is None or not (demand.nodes or demand.gpus or demand.memory):
+        if demand is None or not (demand.nodes or demand.gpus or demand.memory or demand.nodeset):
             part, cores = (0, job.size) if demand is None else (demand.part, demand.cores)
             if cores >= self._too_many.get(part, 1 << 62):
                 return False
@@ -586,7 +586,7 @@ class SLURM(Scheduler):
     def _waits(self, job: Job, waiting: bool) -> None:
         """Index ``job`` among the waiting jobs by demand (``waiting``), or take it out."""
         demand = job.demand
-        if demand is None or not (demand.nodes or demand.gpus or demand.memory):
+        if demand is None or not (demand.nodes or demand.gpus or demand.memory or demand.nodeset):
             part, cores = (0, job.size) if demand is None else (demand.part, demand.cores)
             by_cores = self._plain_waiting.setdefault(part, {})
             if waiting:

@@ -231,7 +231,7 @@ _BF_DOCUMENTED = _words(
 #: Node keys read (lower case): the rest of a ``NodeName`` line is warned.
 _NODE_KEYS = _words(
     "nodename cpus procs boards sockets socketsperboard corespersocket threadspercore "
-    "realmemory gres"
+    "realmemory gres feature features"
 )
 #: Partition keys read (lower case).
 _PARTITION_KEYS = _words(
@@ -362,6 +362,7 @@ class _NodeLine:
     gpus: int
     memory: int
     future: bool  # (State=FUTURE: not available, left out of the platform)
+    features: tuple[str, ...] = ()
 
 
 def read_slurm_conf(path: str | Path) -> SlurmConf:
@@ -564,7 +565,18 @@ def _node_line(
         warn.ignored(where, table["realmemory"][0], "memory is not a consumable resource here")
         memory = 0
     gpus = _gres(table["gres"], where, warn) if "gres" in table else 0
-    return _NodeLine(where, spec, names, cpus, gpus, memory, future)
+    features: tuple[str, ...] = ()
+    for key in ("feature", "features"):
+        if key in table:
+            written, value = table[key]
+            listed = [f.strip() for f in value.split(",") if f.strip()]
+            bad = next((f for f in listed if not re.fullmatch(r"[A-Za-z0-9_.:\-]+", f)), None)
+            if bad is not None:
+                raise SlurmConfError(
+                    f"{where}: {written}: {bad!r} is not a feature name (letters, digits, _ . : -)"
+                )
+            features = tuple(dict.fromkeys([*features, *listed]))
+    return _NodeLine(where, spec, names, cpus, gpus, memory, future, features)
 
 
 def _gres(written_value: tuple[str, str], where: str, warn: _Warnings) -> int:
@@ -592,14 +604,15 @@ def _platform(
     linear: bool,
     warn: _Warnings,
 ) -> tuple[Platform, dict[str, int]]:
-    """Node types by distinct (CPUs, GPUs, memory) in the order met, each named by its
-    NodeName expressions; nodes numbered by type, within a type in the order of the lines."""
-    groups: dict[tuple[int, int, int], list[_NodeLine]] = {}
+    """Node types by distinct (CPUs, GPUs, memory, features) in the order met, each named
+    by its NodeName expressions; nodes numbered by type, within a type in the order of the
+    lines."""
+    groups: dict[tuple[int, int, int, tuple[str, ...]], list[_NodeLine]] = {}
     for line in nodes:
-        groups.setdefault((line.cpus, line.gpus, line.memory), []).append(line)
+        groups.setdefault((line.cpus, line.gpus, line.memory, line.features), []).append(line)
     index: dict[str, int] = {}
     node_tables: list[dict[str, Any]] = []
-    for (cpus, gpus, memory), lines in groups.items():
+    for (cpus, gpus, memory, features), lines in groups.items():
         for line in lines:
             for name in line.names:
                 if name in index:
@@ -607,7 +620,7 @@ def _platform(
                 index[name] = len(index)
         spec = ",".join(line.spec for line in lines)
         table: dict[str, Any] = {"type": spec, "count": sum(len(x.names) for x in lines)}
-        table |= {"cores": cpus, "gpus": gpus, "memory": memory}
+        table |= {"cores": cpus, "gpus": gpus, "memory": memory, "features": list(features)}
         node_tables.append(table)
     part_tables: list[dict[str, Any]] = []
     factors: dict[str, int] = {}
