@@ -145,3 +145,17 @@ def test_swf_says_what_it_cannot_hold(tmp_path: Path, capsys: pytest.CaptureFixt
     note = "2 jobs ask for GPUs, 5 jobs ask for node features, 2 jobs ask for a node count"
     assert note in capsys.readouterr().out
     assert note in swf.read_text()
+
+
+def test_platform_out_uses_node_list(tmp_path: Path) -> None:
+    # the log shows 7 nodes by name (cpu1-3, big1, gpu1-2): the platform has those, not as
+    # many as each partition's jobs held at once
+    out = tmp_path / "p.toml"
+    assert main(["convert", str(SACCT), "-o", str(tmp_path / "x.swf"), "--platform-out",
+                 str(out)]) == 0  # fmt: skip
+    platform = Platform.load(out)
+    assert platform.nodes == 6  # (cpu4 ran no job: not in the log)
+    assert [t.name for t in platform.node_types] == ["big1", "cpu1", "cpu2..cpu3", "gpu1..gpu2"]
+    assert platform.total_gpus == 8
+    assert [len(p.nodes) for p in platform.partitions] == [4, 2]
+    assert "from NodeList" in out.read_text()

@@ -66,7 +66,7 @@ from sitesim.formats.times import (
     zone,
 )
 from sitesim.platform.features import parse_constraint
-from sitesim.platform.values import format_duration, parse_duration
+from sitesim.platform.values import format_duration, format_nodes, parse_duration
 from sitesim.workload.names import header_lines, number_codes
 from sitesim.workload.requests import JobRequests
 from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
@@ -720,7 +720,12 @@ def _convert(log: _Log, submit_time: str) -> Converted:
         )
     peak = _peak(st, en, cp, started & ~np.isnan(en))
     part = data[:, COLUMN["partition"]].astype(np.int64) - 1
-    platform = _platform(names, part, st, en, cp, nd, gp, lim, started & ~np.isnan(en))
+    ran = started & ~np.isnan(en)
+    platform = None
+    if f.has("NodeList"):
+        platform = _platform_of_nodes(f, rows, names, part, cp, gp, lim, ran)
+    if platform is None:
+        platform = _platform(names, part, st, en, cp, nd, gp, lim, ran)
     clusters = sorted(set(f.text("Cluster", rows).tolist())) if f.has("Cluster") else []
     if log.mended:
         field_name = next(f for f in log.fields if f in FREE_TEXT)
@@ -792,12 +797,12 @@ def _not_in_swf(requests: JobRequests) -> str:
     """The note that says what SWF cannot hold of the jobs' requests."""
     counts = requests.counts()
     held = [
-        f"{_count(counts[key], 'job')} {what}"
+        f"{_count(counts[key], 'job')} {'asks' if counts[key] == 1 else 'ask'} for {what}"
         for key, what in (
-            ("gpus", "ask for GPUs"),
-            ("constraint", "ask for node features"),
-            ("nodes", "ask for a node count"),
-            ("memory", "ask for memory"),
+            ("gpus", "GPUs"),
+            ("constraint", "node features"),
+            ("nodes", "a node count"),
+            ("memory", "memory"),
         )
         if counts[key]
     ]
@@ -958,6 +963,90 @@ def _platform(
     if not partitions:
         return None
     return {"name": "inferred", "nodes": node_types, "partitions": partitions}
+
+
+def _platform_of_nodes(
+    f: _Log,
+    rows: np.ndarray,
+    names: dict[str, list[str]],
+    part: np.ndarray,
+    cpus: np.ndarray,
+    gpus: np.ndarray,
+    limit: np.ndarray,
+    ran: np.ndarray,
+) -> dict[str, object] | None:
+    """The platform the log's ``NodeList`` shows: every node a job ran on, with as many cores
+    (GPUs) as a job held on one node of it (its CPUs over its nodes, rounded up); node types
+    by (cores, GPUs), nodes in name order; each partition the nodes its jobs ran on. A lower
+    bound still (nodes no job used are missing; cores no job filled too). None when no job
+    that ran names its nodes."""
+    from sitesim.slurm.conf import expand_hostlist
+
+    if "partitions" not in names:
+        return None
+    texts = f.distinct["NodeList"]
+    expanded: dict[int, list[str]] = {}
+    codes = f.code_all["NodeList"][rows]
+    cores: dict[str, int] = {}
+    gpu_of: dict[str, int] = {}
+    members: dict[int, set[str]] = {}
+    for k in np.flatnonzero(ran).tolist():
+        code = int(codes[k])
+        hosts = expanded.get(code)
+        if hosts is None:
+            text = texts[code].strip()
+            try:
+                hosts = [] if text in ("", "None assigned") else expand_hostlist(text)
+            except ValueError as err:
+                raise f.error(int(rows[k]), "NodeList", str(err)) from None
+            expanded[code] = hosts
+        if not hosts:
+            continue
+        each = max(math.ceil(cpus[k] / len(hosts)), 1)
+        share = math.ceil(gpus[k] / len(hosts)) if np.isfinite(gpus[k]) else 0
+        for host in hosts:
+            cores[host] = max(cores.get(host, 0), each)
+            gpu_of[host] = max(gpu_of.get(host, 0), share)
+        members.setdefault(int(part[k]), set()).update(hosts)
+    if not cores:
+        return None
+    groups: dict[tuple[int, int], list[str]] = {}
+    for host in sorted(cores, key=_natural):
+        groups.setdefault((cores[host], gpu_of[host]), []).append(host)
+    index: dict[str, int] = {}
+    node_types: list[dict[str, object]] = []
+    for (count_cores, count_gpus), hosts in groups.items():
+        for host in hosts:
+            index[host] = len(index)
+        node: dict[str, object] = {"type": _host_range(hosts), "count": len(hosts),
+                                   "cores": count_cores}  # fmt: skip
+        if count_gpus:
+            node["gpus"] = count_gpus
+        node_types.append(node)
+    partitions = []
+    for k, pname in enumerate(names["partitions"]):
+        if k not in members:
+            continue
+        entry: dict[str, object] = {
+            "name": pname, "nodes": [format_nodes(sorted(index[h] for h in members[k]))],
+            "swf": [k + 1], "allocation": "shared",
+        }  # fmt: skip
+        limits = limit[ran & (part == k)]
+        if len(limits) and not np.isnan(limits).any():
+            entry["max_time"] = format_duration(float(limits.max()))
+        partitions.append(entry)
+    return {"name": "inferred", "nodes": node_types, "partitions": partitions,
+            "from_node_list": True}  # fmt: skip
+
+
+def _natural(name: str) -> list[Any]:
+    """A sort key that orders ``n2`` before ``n10``."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _host_range(hosts: list[str]) -> str:
+    """A short name for a node type: its first and last node, and how many."""
+    return hosts[0] if len(hosts) == 1 else f"{hosts[0]}..{hosts[-1]}"
 
 
 def _header(

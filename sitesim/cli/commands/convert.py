@@ -92,8 +92,9 @@ def add_parser(commands: Any) -> None:
     )  # fmt: skip
     p.add_argument(
         "--platform-out", type=Path, metavar="FILE.toml",
-        help="sacct: also write the platform the log shows (one node type a partition, as "
-        "many nodes and cores as its jobs held at once: a lower bound to edit)",
+        help="sacct: also write the platform the log shows (with NodeList, the nodes its "
+        "jobs ran on; else one node type a partition, as many nodes and cores as its jobs "
+        "held at once: a lower bound to edit)",
     )  # fmt: skip
     p.add_argument("--force", action="store_true",
                    help="replace OUTPUT (and --mapping, --platform-out) if they exist")  # fmt: skip
