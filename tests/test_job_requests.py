@@ -159,3 +159,13 @@ def test_platform_out_uses_node_list(tmp_path: Path) -> None:
     assert platform.total_gpus == 8
     assert [len(p.nodes) for p in platform.partitions] == [4, 2]
     assert "from NodeList" in out.read_text()
+
+
+def test_an_excerpt_keeps_each_job_its_own_request_and_reruns(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["replay", str(SACCT), "--platform", str(CONF), "--jobs", "2:5", "--out", str(out)]
+    assert main(argv) == 0
+    assert [(row["gpus"], row["memory_mb"]) for row in _placement(out)] == [
+        ("8", "64000"), ("2", "8000"), ("0", "128000"),
+    ]  # fmt: skip
+    assert main(["rerun", str(out / "results.json")]) == 0
