@@ -74,7 +74,10 @@ def augment(
             function = _kind(generator, rng, function, maker, requested[row], wait[row])
         tails[row] = function.to_text()
     note = f"; Note: utility functions by sitesim utility augment ({generator}, seed {seed})"
-    return SWFTrace(trace.name, [*trace.header, note], data, tails, first_row=trace.first_row)
+    return SWFTrace(
+        trace.name, [*trace.header, note], data, tails, first_row=trace.first_row,
+        requests=trace.requests,
+    )  # fmt: skip
 
 
 def _kind(

@@ -28,6 +28,7 @@ from simpy.events import Event
 from sitesim.engine.job import MIN_ESTIMATE, Job
 from sitesim.errors import ConfigError, InvalidJobError, require
 from sitesim.platform.placement import Request
+from sitesim.workload.requests import JobRequests
 from sitesim.workload.swf import SWFTrace, unknown_and_negative
 
 from .utility import UtilityFunction
@@ -57,6 +58,8 @@ class TraceWorkload:
         partition: each job's partition number (field 16; -1 when unknown), which a platform
             maps to one of its partitions (its partitions' ``swf`` lists).
         stated: the function each job states (information inaccuracy), or None for the truth.
+        requests: what each job asks for beyond its processors (GPUs, memory, node count,
+            features, partition name), for a trace that says it (``SWFTrace.requests``).
         skipped: impossible jobs left out, by reason.
         estimates_filled: jobs whose estimate is their runtime because the trace had none.
         estimates_raised: jobs whose estimate was below :data:`MIN_ESTIMATE` and was raised.
@@ -76,6 +79,7 @@ class TraceWorkload:
     partition: np.ndarray | None = None
     utility: tuple[UtilityFunction | None, ...] = ()
     stated: tuple[UtilityFunction | None, ...] | None = None
+    requests: JobRequests | None = None
     skipped: dict[str, int] = field(default_factory=dict)
     estimates_filled: int = 0
     estimates_raised: int = 0
@@ -152,6 +156,7 @@ class TraceWorkload:
             priority=-np.maximum(col("queue")[rows], 0).astype(np.int64),
             partition=np.maximum(col("partition")[rows], -1).astype(np.int64),
             utility=_utilities(trace, rows),
+            requests=None if trace.requests is None else trace.requests.rows(rows),
             skipped=skipped,
             estimates_filled=int((~has_request).sum()) if estimates == "trace" else 0,
             estimates_raised=raised,
@@ -227,6 +232,37 @@ class TraceWorkload:
         return self.scaled(factor), factor
 
 
+def _request_codes(workload: TraceWorkload, platform: Any) -> tuple[np.ndarray, dict[int, Request]]:
+    """Per job, a code for what it asks for, and each code's request: its partition by name
+    when the platform has one of that name (else by its SWF number), node count, GPUs and
+    memory per node, constraint."""
+    requests = workload.requests
+    assert requests is not None
+    names = {p.name for p in platform.partitions}
+    swf = workload.partition if workload.partition is not None else np.full(len(workload), -1)
+    keys = zip(
+        requests.partition_name.tolist(), swf.tolist(), requests.nodes.tolist(),
+        requests.gpus_per_node.tolist(), requests.memory_per_node_mb.tolist(),
+        requests.constraint.tolist(), strict=True,
+    )  # fmt: skip
+    table: dict[tuple[Any, ...], int] = {}
+    codes = np.fromiter(
+        (table.setdefault(key, len(table)) for key in keys), dtype=np.int64, count=len(workload)
+    )
+    asks = {
+        code: Request(
+            partition=name if name in names else None,
+            nodes=int(nodes),
+            gpus=int(gpus),
+            memory=int(memory),
+            swf=int(number),
+            constraint=str(constraint),
+        )
+        for (name, number, nodes, gpus, memory, constraint), code in table.items()
+    }
+    return codes, asks
+
+
 def _utilities(trace: SWFTrace, rows: np.ndarray) -> tuple[UtilityFunction | None, ...]:
     """The utility function of each row's line (its extension after field 18), or None."""
     if not trace.tails:
@@ -264,8 +300,12 @@ class TraceUser:
     def run(self, site: Site) -> Generator[Event, Any, None]:
         """The user process: submit the jobs due now, then wait until the last is submitted."""
         self._site = site
-        #: On a platform, each job asks for the partition its trace line names (field 16).
+        #: On a platform, each job asks for the partition its trace line names (field 16),
+        #: by number; or, for a trace that says more, what its line asks for, by a code.
         self._asks: dict[int, Request] | None = {} if site.platform is not None else None
+        self._codes: np.ndarray | None = None
+        if self._asks is not None and self.workload.requests is not None:
+            self._codes, self._asks = _request_codes(self.workload, site.platform)
         self._finished = site.env.event()
         self._rows = self._columns()
         self._next = next(self._rows, None)
@@ -287,8 +327,10 @@ class TraceUser:
         """The rows of the block of jobs from ``lo`` on."""
         w, hi = self.workload, lo + self.BLOCK
         stated = w.stated or w.utility
-        if self._asks is not None:  # (a platform: the partition numbers too)
+        if self._asks is not None:  # (a platform: the partition numbers, or request codes)
             part = w.partition if w.partition is not None else np.full(len(w), -1)
+            if self._codes is not None:
+                part = self._codes
             return zip(
                 w.submit[lo:hi].tolist(), w.size[lo:hi].tolist(), w.runtime[lo:hi].tolist(),
                 w.estimate[lo:hi].tolist(), w.user[lo:hi].tolist(), w.rows[lo:hi].tolist(),

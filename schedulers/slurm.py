@@ -343,6 +343,15 @@ class SLURM(Scheduler):
         nodes = demand.nodes or -(-demand.cores // self._node_cores[demand.part])
         return nodes, demand.cores, demand.gpus * nodes, demand.memory * nodes
 
+    def _min_nodes(self, job: Job) -> int:
+        """The job's requested minimum node count, as the job size factor reads it: its
+        request's node count, else 1 (Slurm's default when only tasks are asked: job_mgr.c,
+        ``job_desc_msg->min_nodes = 1``), on processors too (each a one-core node)."""
+        demand = job.demand
+        if self._on_nodes and demand is not None and demand.nodes:
+            return demand.nodes
+        return 1
+
     # -- arrivals, ends ----------------------------------------------------------------------
     def admit(self, job: Job) -> str | None:
         """Refuse a submission over a QOS limit: the reason, or None to accept."""
@@ -384,7 +393,14 @@ class SLURM(Scheduler):
         mf = self.multifactor
         assert mf is not None
         js, pf, qf, tres = mf.static_factors(
-            nodes, cores, gpus, memory, job.estimate, self._part(job), self._qos_name(job)
+            nodes,
+            cores,
+            gpus,
+            memory,
+            job.estimate,
+            self._part(job),
+            self._qos_name(job),
+            min_nodes=self._min_nodes(job),
         )
         self._static[job] = (mf.static_part(js, pf, qf, tres), js, pf, qf, tres)
         self._priority[job] = self._compute(job, now)
@@ -536,7 +552,7 @@ class SLURM(Scheduler):
         """``res.could_start_now``, remembering the demands that cannot until something is
         freed (what is free only shrinks as jobs start)."""
         demand = job.demand
-        if demand is None or not (demand.nodes or demand.gpus or demand.memory):
+        if demand is None or not (demand.nodes or demand.gpus or demand.memory or demand.nodeset):
             part, cores = (0, job.size) if demand is None else (demand.part, demand.cores)
             if cores >= self._too_many.get(part, 1 << 62):
                 return False
@@ -570,7 +586,7 @@ class SLURM(Scheduler):
     def _waits(self, job: Job, waiting: bool) -> None:
         """Index ``job`` among the waiting jobs by demand (``waiting``), or take it out."""
         demand = job.demand
-        if demand is None or not (demand.nodes or demand.gpus or demand.memory):
+        if demand is None or not (demand.nodes or demand.gpus or demand.memory or demand.nodeset):
             part, cores = (0, job.size) if demand is None else (demand.part, demand.cores)
             by_cores = self._plain_waiting.setdefault(part, {})
             if waiting:

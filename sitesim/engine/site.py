@@ -98,6 +98,9 @@ class SiteResult:
     workload: dict[str, Any] = field(default_factory=dict)
     utility: dict[int, str] = field(default_factory=dict, repr=False)
     platform: Platform | None = field(default=None, repr=False)
+    #: The first job refused for each reason that has a detail: ``(trace row, detail)``
+    #: (trace row -1 for a job of no trace), for messages; not stored with the run.
+    first_refusals: dict[str, tuple[int, str]] = field(default_factory=dict, repr=False)
     placement: PlatformRecords | None = field(default=None, repr=False)
     per_partition: np.ndarray | None = field(default=None, repr=False)
     platform_stats: dict[str, Any] = field(default_factory=dict)
@@ -202,6 +205,7 @@ class Site:
         self._retired: RecordBlocks | None = None if keep_jobs else RecordBlocks()
         #: Refused submissions by reason.
         self.rejected: dict[str, int] = {}
+        self._first_refusals: dict[str, tuple[int, str]] = {}
         self.passes = 0
         self._users: list[Process] = []
         self._live_users = 0
@@ -312,6 +316,8 @@ class Site:
     def _reject(self, job: Job, problem: tuple[str, str] | str) -> bool:
         if isinstance(problem, tuple):
             reason, detail = problem
+            if reason not in self._first_refusals:
+                self._first_refusals[reason] = (job.trace_row, detail)
             if self.strict:
                 raise InvalidJobError(
                     f"job of user {job.user} submitted at t = {self.env.now:g} s {detail}"
@@ -538,6 +544,7 @@ class Site:
             rejected=dict(sorted(self.rejected.items())),
             utility=self._utility_texts(),
             platform=self.platform,
+            first_refusals=dict(self._first_refusals),
             label=self.scheduler.label,
             **extra,
         )

@@ -18,7 +18,7 @@ from sitesim.formats.lines import FormatError, format_error
 
 #: Formats read (the first) and written (the second).
 READ = ("sacct", "pbs", "batsim", "swf", "run")
-WRITE = ("swf", "batsim", "batsim-jobs", "parquet")
+WRITE = ("swf", "batsim", "batsim-jobs", "parquet", "workload-csv")
 #: What each format is, for --help and messages.
 DESCRIBE = {
     "sacct": "Slurm accounting: sacct --parsable2 --allocations output",
@@ -28,10 +28,13 @@ DESCRIBE = {
     "run": "a sitesim run folder (results.json, jobs.csv, ...), or a sweep folder",
     "batsim-jobs": "Batsim's jobs.csv, for evalys",
     "parquet": "Parquet tables (needs pyarrow)",
+    "workload-csv": "a workload table as CSV: SWF's fields and each job's GPUs, memory, nodes, "
+    "features, partition",
 }
 #: Name endings and their formats, longest first.
 BY_EXTENSION = (
     ("_jobs.csv", "batsim-jobs"),
+    (".workload.csv", "workload-csv"),
     (".swf.gz", "swf"),
     (".swf", "swf"),
     (".sacct.gz", "sacct"),

@@ -12,13 +12,24 @@ def platform_toml(tables: dict[str, Any], source: str) -> str:
     """The TOML text of a platform file holding ``tables`` (checked by building the
     :class:`~sitesim.platform.description.Platform` first); ``source`` is named in its first
     comment."""
+    from_node_list = bool(tables.get("from_node_list"))
+    tables = {k: v for k, v in tables.items() if k != "from_node_list"}
     Platform.from_dict(tables)  # (refuses what a platform file could not hold)
-    lines = [
-        f"# The platform {source} shows, inferred by sitesim convert: a lower bound. Each",
-        "# partition has its own node type, with as many nodes as its jobs held at once and as",
-        "# many cores (GPUs) as one job held on one node. Correct counts, node sharing between",
-        "# partitions and memory from the site's slurm.conf (docs/reference/platform.md).",
-    ]
+    if from_node_list:
+        lines = [
+            f"# The platform {source} shows, inferred by sitesim convert from NodeList: every",
+            "# node a job ran on, with as many cores (GPUs) as one job held on it; each partition",
+            "# the nodes its jobs ran on. A lower bound: add idle nodes, and take cores, memory",
+            "# and features from the site's slurm.conf (docs/reference/platform.md).",
+        ]
+    else:
+        lines = [
+            f"# The platform {source} shows, inferred by sitesim convert: a lower bound. Each",
+            "# partition has its own node type, with as many nodes as its jobs held at once and",
+            "# as many cores (GPUs) as one job held on one node. Correct counts, node sharing",
+            "# between partitions and memory from the site's slurm.conf",
+            "# (docs/reference/platform.md).",
+        ]
     for key, value in tables.items():
         if not isinstance(value, list):
             lines.append(f"{key} = {_value(value)}")

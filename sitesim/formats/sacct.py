@@ -65,8 +65,10 @@ from sitesim.formats.times import (
     started_before_submit,
     zone,
 )
-from sitesim.platform.values import format_duration, parse_duration
+from sitesim.platform.features import parse_constraint
+from sitesim.platform.values import format_duration, format_nodes, parse_duration
 from sitesim.workload.names import header_lines, number_codes
+from sitesim.workload.requests import JobRequests
 from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
 
 #: Fields every line must have (JobID or JobIDRaw; NCPUS or AllocCPUS).
@@ -75,7 +77,7 @@ REQUIRED = ("JobID", "Submit", "Start", "End", "State")
 OPTIONAL = (
     "JobIDRaw", "User", "Account", "Partition", "QOS", "Eligible", "Timelimit", "NNodes",
     "NCPUS", "AllocCPUS", "ReqCPUS", "ReqMem", "AllocTRES", "ReqTRES", "ExitCode", "JobName",
-    "Cluster", "NodeList",
+    "Cluster", "NodeList", "ReqNodes", "Constraints",
 )  # fmt: skip
 #: The documented field list, as the how-to's command gives it.
 DOCUMENTED = (
@@ -118,7 +120,7 @@ HEADER_AGAIN = "the header line repeated"
 
 _ARRAY_RANGE = re.compile(r"^(\d+)_\[([0-9,\-]+)(?:%\d+)?\]$")
 _JOB_ID = re.compile(r"^\d+(?:_\d+)?(?:\+\d+)?$")
-_TRES_PART = re.compile(r"^([a-z/:_.0-9]+)=([0-9.]+)([KMGTP]?)$", re.IGNORECASE)
+_TRES_PART = re.compile(r"^([a-z/:_.0-9\-]+)=([0-9.]+)([KMGTP]?)$", re.IGNORECASE)
 _REQ_MEM = re.compile(r"^([0-9.]+)([KMGTP]?)([nc]?)$")
 _UNIT_MB = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 _COUNT = re.compile(r"^\d+$")
@@ -562,19 +564,38 @@ def _limit(text: str) -> float:
 
 def _tres(text: str) -> tuple[float, float]:
     """(GPUs, memory in MB) of a TRES list such as ``cpu=4,mem=16G,node=1,gres/gpu=2``."""
-    gpus = memory = math.nan
+    found = _tres_values(text)
+    return found[0], found[1]
+
+
+def _tres_nodes(text: str) -> float:
+    """The node count of a TRES list (``node=2``); NaN if none."""
+    return _tres_values(text)[2]
+
+
+def _tres_values(text: str) -> tuple[float, float, float]:
+    """(GPUs, memory in MB, nodes) of a TRES list; NaN where it names none. Typed GPUs
+    (``gres/gpu:a100=2``) count where the list has no ``gres/gpu`` total."""
+    gpus = memory = nodes = math.nan
+    typed = 0.0
     if not text:
-        return gpus, memory
+        return gpus, memory, nodes
     for part in text.split(","):
         match = _TRES_PART.match(part.strip())
         if not match:
-            raise ValueError(f"{part!r} is not a TRES such as cpu=4 or mem=16G")
+            raise ValueError(f"{part!r} is not a TRES such as cpu=4, mem=16G or gres/gpu=2")
         key, number, unit = match[1].lower(), float(match[2]), match[3].upper()
         if key == "gres/gpu":
             gpus = number
+        elif key.startswith("gres/gpu:"):
+            typed += number
         elif key == "mem":
             memory = number * _UNIT_MB[unit]
-    return gpus, memory
+        elif key == "node":
+            nodes = number
+    if math.isnan(gpus) and typed:
+        gpus = typed
+    return gpus, memory, nodes
 
 
 def _req_mem(text: str) -> tuple[float, str]:
@@ -699,7 +720,12 @@ def _convert(log: _Log, submit_time: str) -> Converted:
         )
     peak = _peak(st, en, cp, started & ~np.isnan(en))
     part = data[:, COLUMN["partition"]].astype(np.int64) - 1
-    platform = _platform(names, part, st, en, cp, nd, gp, lim, started & ~np.isnan(en))
+    ran = started & ~np.isnan(en)
+    platform = None
+    if f.has("NodeList"):
+        platform = _platform_of_nodes(f, rows, names, part, cp, gp, lim, ran)
+    if platform is None:
+        platform = _platform(names, part, st, en, cp, nd, gp, lim, ran)
     clusters = sorted(set(f.text("Cluster", rows).tolist())) if f.has("Cluster") else []
     if log.mended:
         field_name = next(f for f in log.fields if f in FREE_TEXT)
@@ -707,14 +733,84 @@ def _convert(log: _Log, submit_time: str) -> Converted:
             f"{_count(log.mended, 'line')} with a | inside {field_name} (which sacct cannot "
             "quote): its parts joined"
         )
-    header = _header(paths, n, origin, sub, log.tz, peak, names, skipped, notes, clusters)
-    trace = SWFTrace(paths[0] if len(paths) == 1 else "sacct output", header, data)
     files, lines = log.file_all[rows], log.line_all[rows]
 
     def source(row: int) -> str:
         return f"{paths[int(files[row])]}:{int(lines[row])}"
 
+    requests = _requests(f, rows, cp, nd, gp, mem, source)
+    if requests.asks_more():
+        notes.append(_not_in_swf(requests))
+    header = _header(paths, n, origin, sub, log.tz, peak, names, skipped, notes, clusters)
+    trace = SWFTrace(
+        paths[0] if len(paths) == 1 else "sacct output", header, data, requests=requests
+    )
     return Converted(trace, skipped, names, notes, platform, source)
+
+
+def _requests(
+    f: _Log,
+    rows: np.ndarray,
+    cpus: np.ndarray,
+    nodes: np.ndarray,
+    gpus: np.ndarray,
+    memory: np.ndarray,
+    source: Callable[[int], str],
+) -> JobRequests:
+    """What each job (its line ``rows``) asks for beyond its CPUs: its node count when it
+    asked for several and ran on as many (ReqNodes, else ReqTRES's ``node=``), GPUs and
+    memory per node (its totals over the nodes it ran on, else asked for), its constraint
+    (Constraints, checked) and its partition's name."""
+    n = len(f.id_all)
+    asked = np.full(n, np.nan)
+    if f.has("ReqNodes"):
+        asked = np.where(f.counts("ReqNodes") > 0, f.counts("ReqNodes"), np.nan)
+    if f.has("ReqTRES"):
+        asked = np.where(np.isnan(asked), f.parse_distinct("ReqTRES", _tres_nodes), asked)
+    if f.has("Constraints"):
+        f.parse_distinct("Constraints", _check_constraint)
+    asked = asked[rows]
+    ran = nodes > 0
+    several = (asked > 1) & (~ran | (nodes == asked))
+    count = np.where(several, asked, 0).astype(np.int64)
+    over = np.where(ran, nodes, np.where(asked > 0, asked, 1))
+    per_gpu = np.where(np.isfinite(gpus) & (gpus > 0), np.ceil(gpus / over), 0)
+    per_mem = np.where(np.isfinite(memory) & (memory > 0), np.ceil(memory / over), 0)
+    text = np.full(len(rows), "", dtype=object)
+    return JobRequests(
+        nodes=count,
+        gpus_per_node=per_gpu.astype(np.int64),
+        memory_per_node_mb=per_mem.astype(np.int64),
+        constraint=f.text("Constraints", rows).astype(object) if f.has("Constraints") else text,
+        partition_name=f.text("Partition", rows).astype(object) if f.has("Partition") else text,
+        source=source,
+    )
+
+
+def _check_constraint(text: str) -> float:
+    if text.strip():
+        parse_constraint(text)
+    return 0.0
+
+
+def _not_in_swf(requests: JobRequests) -> str:
+    """The note that says what SWF cannot hold of the jobs' requests."""
+    counts = requests.counts()
+    held = [
+        f"{_count(counts[key], 'job')} {'asks' if counts[key] == 1 else 'ask'} for {what}"
+        for key, what in (
+            ("gpus", "GPUs"),
+            ("constraint", "node features"),
+            ("nodes", "a node count"),
+            ("memory", "memory"),
+        )
+        if counts[key]
+    ]
+    return (
+        f"{', '.join(held)}: SWF has no field for GPUs, node features or node counts (its "
+        "field 10 holds memory per processor); a replay of the log itself, or its workload "
+        "table (-o NAME.parquet or NAME.workload.csv), keeps them"
+    )
 
 
 def _one_cluster(log: _Log) -> None:
@@ -867,6 +963,90 @@ def _platform(
     if not partitions:
         return None
     return {"name": "inferred", "nodes": node_types, "partitions": partitions}
+
+
+def _platform_of_nodes(
+    f: _Log,
+    rows: np.ndarray,
+    names: dict[str, list[str]],
+    part: np.ndarray,
+    cpus: np.ndarray,
+    gpus: np.ndarray,
+    limit: np.ndarray,
+    ran: np.ndarray,
+) -> dict[str, object] | None:
+    """The platform the log's ``NodeList`` shows: every node a job ran on, with as many cores
+    (GPUs) as a job held on one node of it (its CPUs over its nodes, rounded up); node types
+    by (cores, GPUs), nodes in name order; each partition the nodes its jobs ran on. A lower
+    bound still (nodes no job used are missing; cores no job filled too). None when no job
+    that ran names its nodes."""
+    from sitesim.slurm.conf import expand_hostlist
+
+    if "partitions" not in names:
+        return None
+    texts = f.distinct["NodeList"]
+    expanded: dict[int, list[str]] = {}
+    codes = f.code_all["NodeList"][rows]
+    cores: dict[str, int] = {}
+    gpu_of: dict[str, int] = {}
+    members: dict[int, set[str]] = {}
+    for k in np.flatnonzero(ran).tolist():
+        code = int(codes[k])
+        hosts = expanded.get(code)
+        if hosts is None:
+            text = texts[code].strip()
+            try:
+                hosts = [] if text in ("", "None assigned") else expand_hostlist(text)
+            except ValueError as err:
+                raise f.error(int(rows[k]), "NodeList", str(err)) from None
+            expanded[code] = hosts
+        if not hosts:
+            continue
+        each = max(math.ceil(cpus[k] / len(hosts)), 1)
+        share = math.ceil(gpus[k] / len(hosts)) if np.isfinite(gpus[k]) else 0
+        for host in hosts:
+            cores[host] = max(cores.get(host, 0), each)
+            gpu_of[host] = max(gpu_of.get(host, 0), share)
+        members.setdefault(int(part[k]), set()).update(hosts)
+    if not cores:
+        return None
+    groups: dict[tuple[int, int], list[str]] = {}
+    for host in sorted(cores, key=_natural):
+        groups.setdefault((cores[host], gpu_of[host]), []).append(host)
+    index: dict[str, int] = {}
+    node_types: list[dict[str, object]] = []
+    for (count_cores, count_gpus), hosts in groups.items():
+        for host in hosts:
+            index[host] = len(index)
+        node: dict[str, object] = {"type": _host_range(hosts), "count": len(hosts),
+                                   "cores": count_cores}  # fmt: skip
+        if count_gpus:
+            node["gpus"] = count_gpus
+        node_types.append(node)
+    partitions = []
+    for k, pname in enumerate(names["partitions"]):
+        if k not in members:
+            continue
+        entry: dict[str, object] = {
+            "name": pname, "nodes": [format_nodes(sorted(index[h] for h in members[k]))],
+            "swf": [k + 1], "allocation": "shared",
+        }  # fmt: skip
+        limits = limit[ran & (part == k)]
+        if len(limits) and not np.isnan(limits).any():
+            entry["max_time"] = format_duration(float(limits.max()))
+        partitions.append(entry)
+    return {"name": "inferred", "nodes": node_types, "partitions": partitions,
+            "from_node_list": True}  # fmt: skip
+
+
+def _natural(name: str) -> list[Any]:
+    """A sort key that orders ``n2`` before ``n10``."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _host_range(hosts: list[str]) -> str:
+    """A short name for a node type: its first and last node, and how many."""
+    return hosts[0] if len(hosts) == 1 else f"{hosts[0]}..{hosts[-1]}"
 
 
 def _header(

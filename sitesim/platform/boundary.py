@@ -26,12 +26,16 @@ if TYPE_CHECKING:
     from sitesim.engine.job import Job
     from sitesim.platform.description import Platform
     from sitesim.platform.machine import NodeMachine
+    from sitesim.workload.requests import JobRequests
 
 #: Why the site refuses a job on a platform (keys of ``Site.rejected``).
 UNKNOWN_PARTITION = "unknown partition"
 OVER_TIME_LIMIT = "time limit above its partition's"
 NO_GPUS = "asks for GPUs its partition has not"
+NO_FEATURES = "asks for node features its partition has not"
 TOO_LARGE = "larger than its partition"
+#: The reasons above.
+PLATFORM_REFUSALS = (UNKNOWN_PARTITION, OVER_TIME_LIMIT, NO_GPUS, NO_FEATURES, TOO_LARGE)
 
 #: One row per record of a run on a platform.
 PLACEMENT_DTYPE = np.dtype(
@@ -81,16 +85,20 @@ class Resolver:
         self._names = {p.name: k for k, p in enumerate(platform.partitions)}
         self._feasible: dict[Demand, bool] = {}
         self._mix = PartitionMix(parts, seed)
+        #: Memory is placed only on a platform that models it (slurm.conf: CR_*_Memory).
+        self._memory = platform.total_memory > 0
 
     def __call__(self, job: Job) -> tuple[str, str] | None:
         parts = self.parts
         platform = parts.platform
         names = self._names
         ask: Request | None = job.ask
+        nodeset = 0
         if ask is None:
             part, nodes, gpus, memory = self._mix.draw(job), 0, 0, 0
         else:
-            nodes, gpus, memory = ask.nodes, ask.gpus, ask.memory
+            nodes, gpus = ask.nodes, ask.gpus
+            memory = ask.memory if self._memory else 0
             if ask.partition is not None:
                 found = names.get(ask.partition)
                 if found is None:
@@ -113,7 +121,18 @@ class Resolver:
                 f"asks for {gpus} GPUs per node; partition "
                 f"{platform.partitions[part].name!r} has at most {parts.max_gpus[part]}"
             )
-        demand = Demand(part, int(job.size), nodes, gpus, memory)
+        if ask is not None and ask.constraint:
+            try:
+                nodeset = parts.nodeset(ask.constraint)
+            except ValueError as err:
+                return NO_FEATURES, str(err)
+            if not parts.nodesets[nodeset][parts.nodes[part]].any():
+                return NO_FEATURES, (
+                    f"asks for nodes with {ask.constraint!r}; no node of partition "
+                    f"{platform.partitions[part].name!r} has them (features: "
+                    f"{', '.join(platform.features) or 'none'})"
+                )
+        demand = Demand(part, int(job.size), nodes, gpus, memory, nodeset)
         ok = self._feasible.get(demand)
         if ok is None:
             ok = self._feasible[demand] = fits_ever(parts, demand)
@@ -122,10 +141,66 @@ class Resolver:
                 f"asks for {job.size} cores"
                 + (f" on {nodes} nodes" if nodes else "")
                 + (f", {gpus} GPUs and {memory} MB per node" if gpus or memory else "")
+                + (f", on nodes with {ask.constraint!r}" if nodeset and ask is not None else "")
                 + f"; partition {platform.partitions[part].name!r} cannot hold it"
             )
         job.demand = demand
         return None
+
+
+def check_requests(requests: JobRequests, platform: Platform) -> list[str]:
+    """Refuse what no node of ``platform`` can ever give a trace's jobs: a feature no node
+    has, more memory a node than any node has (when the platform places memory); the
+    warnings: jobs that ask for memory on a platform that does not place it.
+
+    Raises:
+        InvalidJobError: ``file:line: field Constraints|ReqMem: problem``, at the first such
+            job.
+    """
+    from sitesim.errors import InvalidJobError
+    from sitesim.platform.features import unknown_features
+
+    def fail(row: int, key: str, problem: str) -> InvalidJobError:
+        where = requests.location(row) or f"job {row + 1}"
+        return InvalidJobError(f"{where}: field {key}: {problem}")
+
+    name = platform.name or "the platform"
+    constraints = requests.constraint
+    asked = np.flatnonzero(constraints != "")
+    if len(asked):
+        texts, first = np.unique(constraints[asked].astype(str), return_index=True)
+        for text, k in zip(texts.tolist(), first.tolist(), strict=True):
+            row = int(asked[k])
+            try:
+                unknown = unknown_features(text, platform)
+            except ValueError as err:
+                raise fail(row, "Constraints", str(err)) from None
+            if unknown:
+                known = ", ".join(platform.features) or "none"
+                raise fail(
+                    row, "Constraints",
+                    f"{text!r}: feature {unknown[0]!r} is on no node of {name} (features: "
+                    f"{known})",
+                )  # fmt: skip
+    memory = requests.memory_per_node_mb
+    warnings: list[str] = []
+    if platform.total_memory == 0:
+        if (memory > 0).any():
+            warnings.append(
+                f"{int((memory > 0).sum()):,} jobs ask for memory; {name} does not place "
+                "memory (no node memory, or slurm.conf without CR_*_Memory): ignored"
+            )
+        return warnings
+    most = int(platform.memory.max())
+    over = np.flatnonzero(memory > most)
+    if len(over):
+        row = int(over[0])
+        raise fail(
+            row, "ReqMem",
+            f"{int(memory[row]):,} MB a node: no node of {name} has that much (the most: "
+            f"{most:,} MB)",
+        )  # fmt: skip
+    return warnings
 
 
 #: A trace replayed on a platform is likely on the wrong one when the platform has this many

@@ -82,13 +82,15 @@ PLACEMENTS: tuple[Placement, ...] = ("first_fit", "best_fit")
 
 @dataclass(frozen=True, slots=True)
 class NodeType:
-    """``count`` identical nodes: ``cores`` cores, ``gpus`` GPUs and ``memory`` MB each."""
+    """``count`` identical nodes: ``cores`` cores, ``gpus`` GPUs and ``memory`` MB each, and
+    the ``features`` a job's constraint may ask for (slurm.conf's ``Feature=``)."""
 
     name: str
     count: int
     cores: int
     gpus: int = 0
     memory: int = 0
+    features: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.name, "count": self.count, "cores": self.cores}
@@ -96,6 +98,8 @@ class NodeType:
             data["gpus"] = self.gpus
         if self.memory:
             data["memory"] = f"{self.memory}M"
+        if self.features:
+            data["features"] = list(self.features)
         return data
 
 
@@ -235,6 +239,16 @@ class Platform:
     def total_memory(self) -> int:
         return int(self.memory.sum())
 
+    @property
+    def features(self) -> tuple[str, ...]:
+        """Every feature of a node type, in the order first met."""
+        return tuple(dict.fromkeys(f for t in self.node_types for f in t.features))
+
+    def with_feature(self, feature: str) -> np.ndarray:
+        """A mask over the nodes: True on those that have ``feature``."""
+        have = np.array([feature in t.features for t in self.node_types], dtype=bool)
+        return np.repeat(have, [t.count for t in self.node_types])
+
     def partition_index(self, name: str) -> int:
         """The index of the partition called ``name`` (KeyError if none)."""
         for k, part in enumerate(self.partitions):
@@ -349,6 +363,10 @@ class _NodeRow(Table):
     memory: Annotated[
         int | str, Meta(description="be a memory size (MB as a number, or text such as '256G')")
     ] = 0
+    features: Annotated[
+        list[Annotated[str, Meta(pattern=r"^[A-Za-z0-9_.:\-]+$")]],
+        Meta(description="list feature names (letters, digits, _ . : -)"),
+    ] = msgspec.field(default_factory=list)
 
 
 class _PartitionRow(Table):
@@ -409,7 +427,8 @@ def _node_types(rows: list[_NodeRow], where: str) -> list[NodeType]:
         if any(t.name == row.type for t in types):
             raise _error(where, f"nodes[{k}].type", f"node type {row.type!r} is defined twice")
         memory = _value(parse_memory, row.memory, where, f"nodes[{k}].memory")
-        types.append(NodeType(row.type, row.count, row.cores, row.gpus, memory))
+        features = tuple(dict.fromkeys(row.features))
+        types.append(NodeType(row.type, row.count, row.cores, row.gpus, memory, features))
     total = sum(t.count for t in types)
     if total > MAX_NODES:
         raise _error(where, "nodes", f"{total:,} nodes in all; at most {MAX_NODES:,}")

@@ -38,6 +38,8 @@ class Request(NamedTuple):
         gpus: GPUs per node.
         memory: memory per node, MB.
         swf: the trace's partition number (field 16; -1 if none), mapped by the platform.
+        constraint: the features its nodes must have, as Slurm writes them (``a100&bigmem``,
+            :mod:`sitesim.platform.features`); empty: none.
     """
 
     partition: str | None = None
@@ -45,16 +47,20 @@ class Request(NamedTuple):
     gpus: int = 0
     memory: int = 0
     swf: int = -1
+    constraint: str = ""
 
 
 class Demand(NamedTuple):
-    """A job's request resolved against a platform (``Job.demand``)."""
+    """A job's request resolved against a platform (``Job.demand``): ``nodeset`` > 0 restricts
+    it to the nodes of :attr:`Partitions.nodesets` ``[nodeset]`` (those its constraint
+    allows); 0: any node of its partition."""
 
     part: int
     cores: int
     nodes: int = 0
     gpus: int = 0
     memory: int = 0
+    nodeset: int = 0
 
 
 class Alloc(NamedTuple):
@@ -145,6 +151,28 @@ class Partitions:
         self.node_group = np.full(platform.nodes, -1, dtype=np.int64)
         for k, nodes in enumerate(self.nodes):
             self.node_group[nodes] = self.group[k]
+        #: Masks over all nodes a demand's ``nodeset`` indexes (0: every node), and the
+        #: index of each constraint's (:meth:`nodeset`).
+        self.nodesets: list[np.ndarray] = [np.ones(platform.nodes, dtype=bool)]
+        self._nodeset_of: dict[str, int] = {}
+
+    def nodeset(self, constraint: str) -> int:
+        """The index in :attr:`nodesets` of the nodes that satisfy ``constraint`` (0 for
+        none), registered on first use.
+
+        Raises:
+            ValueError: not a constraint (:func:`sitesim.platform.features.parse_constraint`).
+        """
+        if not constraint:
+            return 0
+        found = self._nodeset_of.get(constraint)
+        if found is None:
+            from sitesim.platform.features import constraint_mask, parse_constraint
+
+            mask = constraint_mask(parse_constraint(constraint), self.platform)
+            found = self._nodeset_of[constraint] = len(self.nodesets)
+            self.nodesets.append(mask)
+        return found
 
 
 def place(
@@ -162,6 +190,8 @@ def place(
     exclusive = parts.exclusive[k]
     if exclusive:  # idle nodes only, whole (every job holds a core on each of its nodes)
         ok = cores_free == cap_cores
+        if demand.nodeset:
+            ok &= parts.nodesets[demand.nodeset][sel]
         if gpus:
             ok &= cap_gpus >= gpus
         if memory:
@@ -174,6 +204,8 @@ def place(
         if not count and int(cores_free.sum()) < want:
             return None
         ok = cores_free > 0
+        if demand.nodeset:
+            ok &= parts.nodesets[demand.nodeset][sel]
         if gpus:
             ok &= free.gpus[sel] >= gpus
         if memory:

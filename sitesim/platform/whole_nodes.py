@@ -106,7 +106,7 @@ class WholeNodeResources(Resources):
 
     def could_start_now(self, job: Job) -> bool:
         demand = job.demand
-        if demand.nodes or demand.gpus or demand.memory:
+        if demand.nodes or demand.gpus or demand.memory or demand.nodeset:
             return place(self.parts, demand, self.work) is not None
         # a plain demand (cores only) fits if its partition has as many cores free (shared) or
         # on idle nodes (exclusive): placement takes them node after node

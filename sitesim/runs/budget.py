@@ -274,9 +274,9 @@ def run_estimate(config: RunConfig, *, write: bool = False) -> Estimate:
     if isinstance(config, SiteConfig):
         return site_estimate(config, write=write)
     if isinstance(config, ReplayConfig):
-        from sitesim.workload.swf import read_swf_cached  # (the sweep reads it anyway)
+        from sitesim.formats.traces import read_trace_cached  # (the sweep reads it anyway)
 
-        jobs = len(read_swf_cached(config.trace))
+        jobs = len(read_trace_cached(config.trace))
         stop = jobs if config.stop_job is None else min(config.stop_job, jobs)
         return replay_estimate(max(stop - config.start_job, 0), write=write)
     return Estimate(0, BASE_BYTES)

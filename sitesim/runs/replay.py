@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, Unpack
 
@@ -12,19 +13,25 @@ import numpy as np
 
 from sitesim.engine.site import SiteResult
 from sitesim.errors import ConfigError, InvalidJobError, SitesimError, require
+from sitesim.formats.traces import read_trace, read_trace_cached
 from sitesim.models.augment import augment
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
+from sitesim.platform.boundary import check_requests
 from sitesim.runs.build import PreparedRun, build_site
 from sitesim.runs.config import ReplayConfig, ReplaySettings
 from sitesim.runs.options import scheduler_settings, split_settings
 from sitesim.schedulers import Scheduler
 from sitesim.workload.activity import think_rows
-from sitesim.workload.swf import SWFTrace, read_swf, read_swf_cached
+from sitesim.workload.swf import SWFTrace
 
 DAY = 86_400.0
 Progress = Callable[[float], None]
+
+
+class RequestsWarning(UserWarning):
+    """What a trace's jobs ask for that the platform of the replay does not model."""
 
 
 def machine_size(trace: SWFTrace, procs: int | None) -> int:
@@ -77,7 +84,7 @@ def replay(
     run_settings, params = split_settings(ReplayConfig, settings)
     described, custom = scheduler_settings(scheduler, params, "replay")
     if not isinstance(trace, SWFTrace):
-        trace = read_swf(trace)
+        trace = read_trace(trace)
     else:
         trace.check()  # (made in memory, perhaps)
     name = trace.name or "(an SWF trace in memory)"
@@ -124,7 +131,7 @@ def prepare_replay(
     """The replay :func:`run_replay` runs (the same arguments), built to the point where it
     starts (:class:`~sitesim.runs.build.PreparedRun`)."""
     if trace is None:
-        trace = read_swf_cached(config.trace)
+        trace = read_trace_cached(config.trace)
     if config.trace_sha256 is not None and config.trace_sha256 != trace.sha256:
         raise ConfigError(
             f"trace {config.trace} has changed since the run: its sha256 is {trace.sha256}, "
@@ -267,6 +274,9 @@ def _prepare(config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler) -> Pre
         cancel_expired=config.cancel_expired,
         keep_jobs=plan is not None,  # an open replay never looks back at an ended job
     )  # fmt: skip
+    if site.platform is not None and workload.requests is not None:
+        for warning in check_requests(workload.requests, site.platform):
+            warnings.warn(warning, RequestsWarning, stacklevel=2)
     site.add_user(TraceUser(workload) if plan is None else FeedbackTraceUser(workload, plan))
 
     def complete(result: SiteResult) -> SiteResult:

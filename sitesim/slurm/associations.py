@@ -29,6 +29,9 @@ Three ways to get one:
       account = "physics"
       shares = 2
 
+      [users.0]              # Slurm's own root user, in the root account: Fair Tree ranks it
+      account = "root"
+
   (sacctmgr's own output is read by :mod:`sitesim.slurm.conf`.)
 """
 
@@ -44,6 +47,8 @@ from typing import Any
 from sitesim.errors import ConfigError
 
 ROOT = "root"
+#: The user number of Slurm's ``root`` user (uid 0) when no mapping numbers it.
+ROOT_USER = 0
 
 
 class AssociationError(ConfigError):
@@ -63,7 +68,8 @@ class Associations:
 
     Attributes:
         accounts: account name -> ``(parent, raw shares)``; ``root`` is implied (not listed).
-        users: user id -> ``(account, raw shares)``.
+        users: user id -> ``(account, raw shares)``; a user's account may be ``root`` (Slurm's
+            own ``root`` user association is one: Fair Tree ranks it as any user).
     """
 
     accounts: Mapping[str, tuple[str, float]]
@@ -74,7 +80,8 @@ class Associations:
         cls, accounts: Iterable[AccountRow], users: Iterable[UserRow], where: str
     ) -> Associations:
         """A tree from rows, checked: no account twice, every parent known, no cycle, shares
-        >= 0, every user's account known, a user under several accounts has one default.
+        >= 0, every user's account known (``root`` too: a user of the root account, as Slurm's
+        own ``root`` user), a user under several accounts has one default.
 
         Raises:
             AssociationError: ``where: key: problem``.
@@ -104,7 +111,7 @@ class Associations:
             key = f"user {user}"
             if isinstance(user, bool) or not isinstance(user, int) or user < 0:
                 raise AssociationError(f"{where}: {key}: a user is a whole number >= 0")
-            if account not in tree:
+            if account not in tree and account != ROOT:
                 raise AssociationError(f"{where}: {key}: account {account!r} is not defined")
             rows.setdefault(user, []).append((account, _shares(shares, where, key), default))
         members: dict[int, tuple[str, float]] = {}

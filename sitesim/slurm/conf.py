@@ -34,7 +34,7 @@ from typing import Any
 from sitesim.errors import ConfigError
 from sitesim.platform.description import Platform
 from sitesim.platform.values import format_nodes, parse_duration
-from sitesim.slurm.associations import ROOT, AccountRow, Associations, UserRow
+from sitesim.slurm.associations import ROOT, ROOT_USER, AccountRow, Associations, UserRow
 from sitesim.slurm.multifactor import WEIGHT_MAX
 from sitesim.slurm.qos import QOS, parse_tres
 from sitesim.workload.names import UserNumbers
@@ -163,18 +163,83 @@ def _weight(value: str) -> str | None:
 def _tres_weights(value: str) -> str | None:
     for part in filter(None, (p.strip() for p in value.split(","))):
         name, sign, weight = part.partition("=")
-        if not sign or name.strip().lower() not in {"cpu", "mem", "node", "gres/gpu"}:
-            return f"{part!r}: a TRES weight is NAME=WEIGHT over cpu, mem, node, gres/gpu"
+        lower = name.strip().lower()
+        known = lower in {"cpu", "mem", "node", "gres/gpu"} or re.fullmatch(
+            r"gres/gpu:[a-z0-9_.\-]+", lower
+        )
+        if not sign or not known:
+            return (
+                f"{part!r}: a TRES weight is NAME=WEIGHT over cpu, mem, node, gres/gpu "
+                "(or a typed gres/gpu:TYPE)"
+            )
         problem = _weight(weight)
         if problem:
             return f"{name.strip()}: {problem}"
     return None
 
 
+def _typed_gpu_weights(value: str, where: str, warn: _Warnings) -> str:
+    """PriorityWeightTRES with typed GPU weights (``GRES/gpu:a100=200``) folded into one
+    ``GRES/gpu`` weight (sitesim's GPUs have no type): the untyped weight if given, else the
+    largest typed one; warned."""
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    typed = [p for p in parts if p.lower().startswith("gres/gpu:")]
+    if not typed:
+        return value
+    rest = [p for p in parts if p not in typed]
+    if not any(p.lower().startswith("gres/gpu=") for p in rest):
+        top = max(int(p.partition("=")[2]) for p in typed)
+        rest.append(f"GRES/gpu={top}")
+    warn.add(
+        "typed gpu weights",
+        f"{where}: PriorityWeightTRES: {', '.join(typed)}: sitesim's GPUs have no type; "
+        f"weighed as {next(p for p in rest if p.lower().startswith('gres/gpu='))} on every GPU",
+    )
+    return ",".join(rest)
+
+
 def _flags(value: str) -> str | None:
-    if not all(re.fullmatch(r"[A-Za-z_]+", f.strip()) for f in value.split(",")):
+    words = [f.strip().upper() for f in value.split(",") if f.strip()]
+    if not all(re.fullmatch(r"[A-Z_]+", f) for f in words):
         return f"{value!r} is not a comma-separated list of flags"
+    unknown = [f for f in words if f not in PRIORITY_FLAGS]
+    if unknown:
+        return f"{unknown[0]!r} is not a flag slurm.conf(5) documents ({', '.join(PRIORITY_FLAGS)})"
     return None
+
+
+#: The ``PriorityFlags`` Slurm 22.05 reads (read_config.c), and what sitesim does with each:
+#: the modelled ones are kept; the others are warned and left out.
+PRIORITY_FLAGS = {
+    "FAIR_TREE": "",
+    "NO_FAIR_TREE": "",
+    "SMALL_RELATIVE_TO_TIME": "",
+    "DEPTH_OBLIVIOUS": "classic fairshare (as NO_FAIR_TREE) without the depth-oblivious formula",
+    "ACCRUE_ALWAYS": "every job is eligible, and ages, from its submission",
+    "CALCULATE_RUNNING": "running jobs' priorities are not recomputed",
+    "INCR_ONLY": "priorities may fall",
+    "MAX_TRES": "the TRES factors are summed",
+    "NO_NORMAL_ALL": "the factors are normalized",
+    "NO_NORMAL_ASSOC": "the factors are normalized",
+    "NO_NORMAL_PART": "the factors are normalized",
+    "NO_NORMAL_QOS": "the factors are normalized",
+    "NO_NORMAL_TRES": "the factors are normalized",
+}
+
+
+def _modelled_flags(value: str, where: str, warn: _Warnings) -> str:
+    """The flags of ``value`` sitesim models (DEPTH_OBLIVIOUS read as NO_FAIR_TREE, as Slurm
+    turns Fair Tree off for it); each other flag warned with what sitesim does instead."""
+    kept: list[str] = []
+    for flag in (f.strip().upper() for f in value.split(",") if f.strip()):
+        why = PRIORITY_FLAGS[flag]
+        if flag == "DEPTH_OBLIVIOUS":
+            kept.append("NO_FAIR_TREE")
+        elif not why:
+            kept.append(flag)
+        if why:
+            warn.add(flag, f"{where}: PriorityFlags={flag}: not modelled by sitesim ({why})")
+    return ",".join(dict.fromkeys(kept))
 
 
 #: The ``Priority*`` keys of slurm.conf(5), Slurm's spelling, and the check of each value.
@@ -231,7 +296,7 @@ _BF_DOCUMENTED = _words(
 #: Node keys read (lower case): the rest of a ``NodeName`` line is warned.
 _NODE_KEYS = _words(
     "nodename cpus procs boards sockets socketsperboard corespersocket threadspercore "
-    "realmemory gres"
+    "realmemory gres feature features"
 )
 #: Partition keys read (lower case).
 _PARTITION_KEYS = _words(
@@ -362,6 +427,7 @@ class _NodeLine:
     gpus: int
     memory: int
     future: bool  # (State=FUTURE: not available, left out of the platform)
+    features: tuple[str, ...] = ()
 
 
 def read_slurm_conf(path: str | Path) -> SlurmConf:
@@ -413,6 +479,10 @@ def read_slurm_conf(path: str | Path) -> SlurmConf:
                 problem = PRIORITY_KEYS[name](value)
                 if problem:
                     raise SlurmConfError(f"{where}: {name}: {problem}")
+                if name == "PriorityFlags":
+                    value = _modelled_flags(value, where, warn)
+                elif name == "PriorityWeightTRES":
+                    value = _typed_gpu_weights(value, where, warn)
                 settings[name] = value
                 where_of[name] = where
                 if name in PRIORITY_NOT_MODELLED:
@@ -564,14 +634,28 @@ def _node_line(
         warn.ignored(where, table["realmemory"][0], "memory is not a consumable resource here")
         memory = 0
     gpus = _gres(table["gres"], where, warn) if "gres" in table else 0
-    return _NodeLine(where, spec, names, cpus, gpus, memory, future)
+    features: tuple[str, ...] = ()
+    for key in ("feature", "features"):
+        if key in table:
+            written, value = table[key]
+            listed = [f.strip() for f in value.split(",") if f.strip()]
+            bad = next((f for f in listed if not re.fullmatch(r"[A-Za-z0-9_.:\-]+", f)), None)
+            if bad is not None:
+                raise SlurmConfError(
+                    f"{where}: {written}: {bad!r} is not a feature name (letters, digits, _ . : -)"
+                )
+            features = tuple(dict.fromkeys([*features, *listed]))
+    return _NodeLine(where, spec, names, cpus, gpus, memory, future, features)
 
 
 def _gres(written_value: tuple[str, str], where: str, warn: _Warnings) -> int:
     """GPUs a node: the sum of the ``gpu[:type]:count`` entries; other GRES are warned."""
     written, value = written_value
     gpus = 0
-    for entry in filter(None, (e.strip() for e in value.split(","))):
+    # (commas inside a socket binding, gpu:a100:4(S:0,1), do not separate entries)
+    entries = re.split(r",(?![^(]*\))", value)
+    for entry in filter(None, (e.strip() for e in entries)):
+        entry = re.sub(r"\(S:[0-9,\-]+\)$", "", entry)  # (the sockets the GPUs sit on)
         fields = entry.split(":")
         if fields[0].lower() != "gpu" or "no_consume" in fields:
             warn.ignored(where, f"{written}={fields[0]}")
@@ -592,14 +676,15 @@ def _platform(
     linear: bool,
     warn: _Warnings,
 ) -> tuple[Platform, dict[str, int]]:
-    """Node types by distinct (CPUs, GPUs, memory) in the order met, each named by its
-    NodeName expressions; nodes numbered by type, within a type in the order of the lines."""
-    groups: dict[tuple[int, int, int], list[_NodeLine]] = {}
+    """Node types by distinct (CPUs, GPUs, memory, features) in the order met, each named
+    by its NodeName expressions; nodes numbered by type, within a type in the order of the
+    lines."""
+    groups: dict[tuple[int, int, int, tuple[str, ...]], list[_NodeLine]] = {}
     for line in nodes:
-        groups.setdefault((line.cpus, line.gpus, line.memory), []).append(line)
+        groups.setdefault((line.cpus, line.gpus, line.memory, line.features), []).append(line)
     index: dict[str, int] = {}
     node_tables: list[dict[str, Any]] = []
-    for (cpus, gpus, memory), lines in groups.items():
+    for (cpus, gpus, memory, features), lines in groups.items():
         for line in lines:
             for name in line.names:
                 if name in index:
@@ -607,7 +692,7 @@ def _platform(
                 index[name] = len(index)
         spec = ",".join(line.spec for line in lines)
         table: dict[str, Any] = {"type": spec, "count": sum(len(x.names) for x in lines)}
-        table |= {"cores": cpus, "gpus": gpus, "memory": memory}
+        table |= {"cores": cpus, "gpus": gpus, "memory": memory, "features": list(features)}
         node_tables.append(table)
     part_tables: list[dict[str, Any]] = []
     factors: dict[str, int] = {}
@@ -809,6 +894,8 @@ class _UserIds:
         self.first_absent = ""  # (the line of the first)
 
     def of(self, name: str, where: str) -> int:
+        if name == ROOT and (self.mapping is None or ROOT not in self.mapping.numbers):
+            return ROOT_USER  # (Slurm's own root user: uid 0, no job in the trace)
         if self.mapping is None:
             if not re.fullmatch(r"\d+", name):
                 raise SlurmConfError(
@@ -827,6 +914,8 @@ class _UserIds:
         """Refuse a listing none of whose users the mapping has; warn the listed users
         without a job and the trace's users in no account."""
         mapping = self.mapping
+        if mapping is not None and ROOT not in mapping.numbers:
+            listed = listed - {ROOT_USER}
         if mapping is None or not listed:
             return
         absent, missing = len(self.absent), set(mapping.numbers.values()) - listed
@@ -861,8 +950,11 @@ def read_sacctmgr_assoc(path: str | Path, mapping: UserNumbers | None = None) ->
     account (a ``ParentName`` or ``Par Name`` column, or the ``tree`` option's indented
     ``Account``), ``Cluster`` (one cluster), ``Partition`` (per-partition rows: the first of a
     user and account is used, warned), ``QOS`` (warned unless empty or ``normal``) and
-    ``Def Acct`` if present (a user's default account). Rows of the ``root`` account and its
-    ``root`` user are Slurm's own and left out.
+    ``Def Acct`` if present (a user's default account). The ``root`` account's row is the
+    implied root; its ``root`` user (the association ``sacctmgr add cluster`` makes) is kept,
+    a user of the root account that Fair Tree ranks as Slurm does (fair_tree.c counts every
+    user association), numbered :data:`~sitesim.slurm.associations.ROOT_USER` (uid 0) unless
+    the mapping numbers ``root``.
 
     Users are the trace's numbers: a user name is a number, or, with ``mapping`` (the users
     of ``sitesim convert --mapping``), its number there. With a mapping, the listed users it
@@ -930,9 +1022,11 @@ class _AssocRows:
         self.names: dict[int, str] = {}
         self.depth_stack: list[str] = []  # (tree: the accounts open at each depth)
         self.seen_pairs: set[tuple[int, str]] = set()
+        self.warn = _Warnings()  # (the listing's: given with each row)
 
     def add(self, line_where: str, row: dict[str, str], warn: _Warnings) -> None:
         """One row: an account (no user) or a user's association."""
+        self.warn = warn
         written = row["Account"]
         account = written.strip()
         if row.get("Partition", "").strip():
@@ -944,7 +1038,7 @@ class _AssocRows:
         user = row["User"].strip()
         if not user:
             self._account(line_where, row, account, len(written) - len(written.lstrip(" ")))
-        elif not (account == ROOT and user == ROOT):
+        else:
             self._user(line_where, row, account, user)
 
     def _account(self, line_where: str, row: dict[str, str], account: str, depth: int) -> None:
@@ -955,7 +1049,7 @@ class _AssocRows:
         else:
             parent = row[self.parent_column].strip() if self.parent_column else None
         if account != ROOT:
-            shares = _share(row.get("Share", "1"), line_where)
+            shares = _share(row.get("Share", "1"), line_where, self.warn)
             self.accounts.append((account, parent or ROOT, shares))
 
     def _user(self, line_where: str, row: dict[str, str], account: str, user: str) -> None:
@@ -968,19 +1062,23 @@ class _AssocRows:
             return  # (another partition's row of the same association)
         self.seen_pairs.add((uid, account))
         is_default = row.get("Def Acct", "").strip() == account
-        shares = _share(row.get("Share", "1"), line_where)
+        shares = _share(row.get("Share", "1"), line_where, self.warn)
         self.users.append((uid, account, shares, is_default))
         qos = row.get("Def QOS", "").strip()
         if qos and (is_default or uid not in self.default_qos):
             self.default_qos[uid] = qos
 
 
-def _share(value: str, where: str) -> float:
+def _share(value: str, where: str, warn: _Warnings) -> float:
     text = value.strip() or "1"
     if text.lower() == "parent":
-        raise SlurmConfError(
-            f"{where}: Share: 'parent' (fairshare of the parent) is not modelled; give a number"
+        warn.add(
+            "share parent",
+            f"{where}: Share: 'parent' (the association takes its parent's fairshare: in Fair "
+            "Tree a user ranks first in its account) is not modelled by sitesim: read as 1 "
+            "share (so is every such row)",
         )
+        return 1.0
     if not re.fullmatch(r"\d+", text):
         raise SlurmConfError(f"{where}: Share: {value!r} is not a whole number >= 0")
     return float(text)

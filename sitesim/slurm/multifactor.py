@@ -16,11 +16,13 @@ too), every factor in [0, 1]:
 - age: time since submission over ``PriorityMaxAge``, at most 1 (sitesim's jobs are eligible
   when submitted);
 - fairshare: :mod:`sitesim.slurm.fairshare` (classic or Fair Tree);
-- job size (``PriorityFavorSmall=NO``): the mean of the job's nodes over the machine's nodes and
-  its cores over the machine's cores; ``YES``: the mean of the complements; with
-  ``PriorityFlags=SMALL_RELATIVE_TO_TIME``: the job's cores (at least its nodes times the
-  average cores per node) over its time limit in minutes, over the machine's cores (one minus
-  that with ``PriorityFavorSmall=YES``), as Slurm's ``set_priority_factors`` does;
+- job size (``PriorityFavorSmall=NO``): the mean of the job's requested minimum node count
+  (1 when it asks only cores) over the machine's nodes and its cores over the machine's cores;
+  ``YES``: the mean of the complements; with ``PriorityFlags=SMALL_RELATIVE_TO_TIME``: the
+  job's cores (at least its minimum nodes times the average cores per node) over its time
+  limit in minutes, over the machine's cores (one minus that with ``PriorityFavorSmall=YES``),
+  as Slurm's ``set_priority_factors`` does (``priority_multifactor.c`` of 22.05.8, lines
+  2091-2147: ``min_nodes = job_ptr->details->min_nodes``);
 - partition: its ``PriorityJobFactor`` over the largest of any partition;
 - QOS: its ``Priority`` over the largest of any QOS;
 - TRES: what the job asks of each TRES (``CPU``, ``Mem``, ``Node``, ``GRES/gpu``) over its
@@ -345,10 +347,21 @@ class Multifactor:
         time_limit: float,
         part: int,
         qos: str,
+        min_nodes: int | None = None,
     ) -> tuple[float, float, float, float]:
         """The factors that do not change while a job waits: job size, partition, QOS, and
-        the weighted sum of its TRES factors."""
-        js = self.job_size(nodes, cores, time_limit)
+        the weighted sum of its TRES factors.
+
+        Args:
+            nodes, cores, gpus, memory: what the job holds (the TRES factors).
+            time_limit: its time limit, seconds.
+            part: its partition's index.
+            qos: its QOS's name.
+            min_nodes: its requested minimum node count, which the job size factor reads
+                (Slurm's ``details->min_nodes``: 1 when only tasks are asked); default
+                ``nodes``.
+        """
+        js = self.job_size(nodes if min_nodes is None else min_nodes, cores, time_limit)
         pf = self.partition.get(part, 0.0)
         qf = self.qos.get(qos, 0.0)
         tres = 0.0

@@ -26,6 +26,7 @@ import numpy as np
 
 from sitesim.errors import SitesimError, SWFFormatError
 from sitesim.output import atomic_write
+from sitesim.workload.requests import JobRequests
 from sitesim.workload.swf_parse import parse_job_lines, split_header
 
 #: The 18 SWF fields, in order (field k of the format is ``FIELDS[k - 1]``).
@@ -71,6 +72,9 @@ class SWFTrace:
         sha256: hex digest of the file as stored (compressed or not); empty if not from a file.
         first_row: the row in file ``name`` of its first job (an excerpt's start), so that
             messages name the file's lines.
+        requests: what each job asks for beyond its processors (GPUs, memory, node count,
+            features, partition name: :class:`~sitesim.workload.requests.JobRequests`), for
+            a trace read from a log that says it; None for plain SWF.
     """
 
     name: str
@@ -79,6 +83,7 @@ class SWFTrace:
     tails: dict[int, str] = field(default_factory=dict)
     sha256: str = ""
     first_row: int = 0
+    requests: JobRequests | None = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -121,9 +126,11 @@ class SWFTrace:
         tails = {row - start: text for row, text in self.tails.items() if start <= row < stop}
         note = f"; Note: job lines {start}:{stop} (0-based, end excluded) of {self.name}"
         data = self.data[start:stop].copy()
+        requests = None if self.requests is None else self.requests.rows(slice(start, stop))
         return SWFTrace(
-            self.name, [*self.header, note], data, tails, first_row=self.first_row + start
-        )
+            self.name, [*self.header, note], data, tails, first_row=self.first_row + start,
+            requests=requests,
+        )  # fmt: skip
 
     def values(self, row: int, *names: str) -> str:
         """Fields of job ``row`` as text for messages: ``field 4 (runtime) is -500``."""

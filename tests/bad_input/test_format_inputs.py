@@ -14,6 +14,9 @@ import pytest
 from sitesim.cli.main import main
 
 JOB = "{n} {submit} 0 {runtime} 2 -1 -1 2 600 -1 1 {user} -1 -1 -1 -1 -1 -1"
+FEATURES = Path(__file__).parent.parent / "data" / "slurm" / "features"
+FEATURES_CONF = (FEATURES / "slurm.conf").read_text()
+FEATURES_SACCT = (FEATURES / "site.sacct").read_text()
 HEADER = "JobID|User|Submit|Start|End|NCPUS|State"
 DONE = "2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:10|1|COMPLETED"
 CLUSTERS = "JobID|Cluster|User|Submit|Start|End|NCPUS|State"
@@ -147,6 +150,26 @@ CASES = [
     ("a-cluster-of-pbs", {"log.pbs": PBS_E.format(end="2000") + "\n"},
      ["convert", "{d}/log.pbs", "-o", "{d}/out/x.swf", "--cluster", "alpha"],
      "--cluster: only sacct output names clusters"),
+    # -- a site's jobs on its own slurm.conf (issue 34): what no node has, a malformed TRES
+    ("replay-unknown-feature",
+     {"s.conf": FEATURES_CONF, "j.sacct": FEATURES_SACCT.replace("|a100|gpu1|", "|h100|gpu1|")},
+     ["replay", "{d}/j.sacct", "--platform", "{d}/s.conf", "--out", "{d}/out/run"],
+     "j.sacct:5: field Constraints: 'h100': feature 'h100' is on no node of s (features: "
+     "intel, bigmem, amd, a100)"),
+    ("replay-reqmem-no-node-has",
+     {"s.conf": FEATURES_CONF, "j.sacct": FEATURES_SACCT.replace("400000M", "900000M")},
+     ["replay", "{d}/j.sacct", "--platform", "{d}/s.conf", "--out", "{d}/out/run"],
+     "j.sacct:3: field ReqMem: 900,000 MB a node: no node of s has that much (the most: "
+     "512,000 MB)"),
+    ("replay-malformed-reqtres",
+     {"s.conf": FEATURES_CONF, "j.sacct": FEATURES_SACCT.replace("gres/gpu=8", "gres/gpu=8x", 1)},
+     ["replay", "{d}/j.sacct", "--platform", "{d}/s.conf", "--out", "{d}/out/run"],
+     "j.sacct:4: field ReqTRES: 'gres/gpu=8x' is not a TRES such as cpu=4, mem=16G or "
+     "gres/gpu=2"),
+    ("convert-malformed-constraint",
+     {"j.sacct": FEATURES_SACCT.replace("|bigmem|big1|", "|bigmem*2|big1|")},
+     ["convert", "{d}/j.sacct", "-o", "{d}/out/x.swf"],
+     "j.sacct:3: field Constraints: 'bigmem*2': feature counts (a100*2) are not modelled"),
 ]  # fmt: skip
 
 

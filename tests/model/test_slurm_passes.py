@@ -101,8 +101,9 @@ def test_decisions_record_each_start_with_its_factors_and_reason() -> None:
     run_jobs(jobs, 4, slurm)
     table = slurm.decision_records()
     assert table["id"].tolist() == [1, 3, 2]
-    assert table["job_size"].tolist() == [1.0, 1.0, 0.25]
-    assert table["priority"].tolist() == [1000, 1000, 250]
+    # job size: (1 node, the minimum a job asking only cores has, / 4 + cores / 4) / 2
+    assert table["job_size"].tolist() == [0.625, 0.625, 0.25]
+    assert table["priority"].tolist() == [625, 625, 250]
     # (no pass looks at a queue while no processor is free: a job that waited only then is
     # recorded as waiting for resources)
     assert table["reason"].tolist() == ["None", "Resources", "Resources"]

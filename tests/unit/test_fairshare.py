@@ -416,8 +416,9 @@ def _trees_and_usage(draw: st.DrawFn) -> tuple[Associations, dict[int, float]]:
         accounts.append((name, parent, draw(st.sampled_from([0, 1, 1, 2, 3]))))
     n = draw(st.integers(1, 12))
     users = [
-        (u, draw(st.sampled_from(names)), draw(st.sampled_from([0, 1, 1, 1, 2]))) for u in range(n)
-    ]
+        (u, draw(st.sampled_from([*names, "root"])), draw(st.sampled_from([0, 1, 1, 1, 2])))
+        for u in range(n)
+    ]  # (a user of the root account, as Slurm's own root user)
     usage = {u: draw(st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0, 0.5])) for u in range(n)}
     return _tree(accounts, users), usage
 
@@ -501,3 +502,28 @@ def test_a_user_first_seen_does_not_take_over_an_account_of_its_name() -> None:
     fs = Fairshare(tree)
     fs.factor(7)
     assert fs.factors([1, 7]).tolist() == fair_tree_factors(ShareTree(grown), np.zeros(2)).tolist()
+
+
+# --- Slurm's own root user (issue 34)
+
+
+def test_fair_tree_ranks_the_root_accounts_root_user(tmp_path) -> None:
+    # A real Slurm 22.05.8 (sshare) with two accounts of two users: five user associations,
+    # the root account's root user among them (sacctmgr add cluster makes it), so the factors
+    # are 0.2 ... 1.0 in steps of 0.2: fair_tree.c divides each rank by g_user_assoc_count,
+    # which assoc_mgr.c counts over every association with a user. root has no usage (LF
+    # infinite): first; the four users by usage after it.
+    from sitesim.slurm.conf import read_sacctmgr_assoc
+
+    listing = tmp_path / "assoc.txt"
+    listing.write_text(
+        "Account|User|Share|ParentName\n"
+        "root||1|\nroot|root|1|\nacct1||1|root\nacct2||1|root\n"
+        "acct1|1|1|\nacct1|2|1|\nacct2|3|1|\nacct2|4|1|\n"
+    )
+    fs = Fairshare(read_sacctmgr_assoc(listing).associations, half_life=0.0)
+    for user, cores in ((1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0)):
+        fs.start(user, cores, 0.0)
+    fs.advance(100.0)
+    assert [fs.factor(u) for u in (1, 2, 3, 4)] == [0.8, 0.6, 0.4, 0.2]
+    assert fs.users == [0, 1, 2, 3, 4] and fs.factor(0) == 1.0  # (the root user, uid 0)

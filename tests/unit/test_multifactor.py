@@ -136,3 +136,28 @@ def test_changed_settings_are_stored_in_slurms_units() -> None:
     s = SlurmSettings.build({"bf_window": 2880, "PriorityMaxAge": "1-0", "bf_interval": 0})
     assert s.changed() == {"PriorityMaxAge": "1-00:00:00", "bf_interval": 0.0, "bf_window": 2880}
     assert SlurmSettings.build(s.changed()) == s
+
+
+def test_job_size_reads_the_requested_minimum_node_count() -> None:
+    # Slurm 22.05.8 set_priority_factors (priority_multifactor.c, lines 2091-2147) takes
+    # job_ptr->details->min_nodes, 1 for a job that asks only tasks (sbatch -n 48; job_mgr.c:
+    # "default node count of 1"), not the nodes its CPUs fill (issue 34, discrepancy 5).
+    from sitesim.engine.job import Job
+    from sitesim.platform.description import Platform
+    from sitesim.platform.placement import Demand
+    from sitesim.schedulers.slurm import SLURM
+
+    platform = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 2, "cores": 32}],
+            "partitions": [{"name": "all", "nodes": "n"}],
+        }
+    )
+    slurm = SLURM(PriorityWeightJobSize=1000, PriorityCalcPeriod=0)
+    slurm._on_platform(platform)
+    tasks = Job(48, 60.0, 60.0, submit=0.0, demand=Demand(0, 48))  # -n 48: no node count
+    nodes = Job(48, 60.0, 60.0, submit=0.0, demand=Demand(0, 48, nodes=2))  # -N 2 -n 48
+    for job in (tasks, nodes):
+        slurm.submit(job, 0.0)
+    assert slurm._static[tasks][1] == pytest.approx((1 / 2 + 48 / 64) / 2)
+    assert slurm._static[nodes][1] == pytest.approx((2 / 2 + 48 / 64) / 2)

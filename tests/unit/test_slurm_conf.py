@@ -17,6 +17,7 @@ import pytest
 
 from sitesim.errors import ConfigError
 from sitesim.platform.values import format_nodes
+from sitesim.schedulers.slurm import SLURM, SlurmConfigWarning
 from sitesim.slurm.associations import AssociationError
 from sitesim.slurm.conf import (
     QOS_COLUMNS,
@@ -241,8 +242,10 @@ def test_assoc_tree_from_parent_column() -> None:
         "chem": ("science", 20.0),
         "teaching": ("root", 10.0),
     }
-    # users are the trace's numbers; the root user of the root account is Slurm's own
+    # users are the trace's numbers; the root account's root user is Slurm's uid 0, kept:
+    # Fair Tree ranks it (issue 34)
     assert dict(tree.users) == {
+        0: ("root", 1.0),
         1: ("physics", 1.0),
         2: ("physics", 2.0),
         3: ("chem", 1.0),
@@ -274,7 +277,6 @@ HEAD = "Account|User|Share|Def QOS|ParentName\n"
         # (a name ending in a number is no number: user004 is not user 4, issue 32)
         ("a||1||root\na|user004|1||\n", "User", "give the mapping that numbered them"),
         ("a||lots||root\n", "Share", "not a whole number"),
-        ("a||parent||root\n", "Share", "'parent'"),
         ("a||1||root\na|1|1|\n", "4", "fields where the header has 5"),
         ("a||1||root\na|1|1||\na|01|1||\n", "User", "are both sitesim user 1"),
     ],
@@ -424,3 +426,52 @@ def test_bad_qos_row(tmp_path: Path, row: str, key: str, problem: str) -> None:
         read_sacctmgr_qos(path)
     assert str(err.value).startswith(f"{path}:2: {key}: "), str(err.value)
     assert problem in str(err.value)
+
+
+# -- real configuration lines (issue 34): read, or warned with file and line ----------------
+def test_priority_flags_slurm_documents_are_read_or_warned(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, BASE + "PriorityFlags=SMALL_RELATIVE_TO_TIME,CALCULATE_RUNNING,MAX_TRES\n"
+    )
+    conf = read_slurm_conf(path)
+    assert conf.settings["PriorityFlags"] == "SMALL_RELATIVE_TO_TIME"
+    assert f"{path}:3: PriorityFlags=CALCULATE_RUNNING: not modelled by sitesim" in "\n".join(
+        conf.warnings
+    )
+    assert any(w.startswith(f"{path}:3: PriorityFlags=MAX_TRES:") for w in conf.warnings)
+    with pytest.warns(SlurmConfigWarning) as caught:
+        slurm = SLURM(conf=str(path))  # (no longer an error naming no file or line)
+    assert len(caught) == 2
+    assert slurm.settings.flags == ("SMALL_RELATIVE_TO_TIME",)
+
+
+def test_depth_oblivious_turns_fair_tree_off_as_in_slurm(tmp_path: Path) -> None:
+    # read_config.c: DEPTH_OBLIVIOUS clears PRIORITY_FLAGS_FAIR_TREE
+    conf = read_slurm_conf(write(tmp_path, BASE + "PriorityFlags=DEPTH_OBLIVIOUS\n"))
+    assert conf.settings["PriorityFlags"] == "NO_FAIR_TREE"
+
+
+def test_an_undocumented_priority_flag_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE + "PriorityFlags=NO_FAIRTREE\n")
+    with pytest.raises(SlurmConfError, match=rf"^{path}:3: PriorityFlags: 'NO_FAIRTREE' is not"):
+        read_slurm_conf(path)
+
+
+def test_typed_gpu_weights_weigh_every_gpu(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE + "PriorityWeightTRES=CPU=10,GRES/gpu:a100=300,GRES/gpu:v100=100\n")
+    conf = read_slurm_conf(path)
+    assert conf.settings["PriorityWeightTRES"] == "CPU=10,GRES/gpu=300"
+    assert any("sitesim's GPUs have no type" in w for w in conf.warnings)
+
+
+def test_gres_with_socket_binding(tmp_path: Path) -> None:
+    text = "NodeName=g[1-2] CPUs=8 Gres=gpu:a100:4(S:0-1),gpu:v100:2(S:0,1)\n"
+    conf = read_slurm_conf(write(tmp_path, text + "PartitionName=p Nodes=g[1-2]\n"))
+    assert conf.platform is not None and conf.platform.total_gpus == 12
+
+
+def test_share_parent_is_warned_not_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, HEAD + "a||1||root\na|1|parent||\na|2|1||\n", "assoc.txt")
+    table = read_sacctmgr_assoc(path)
+    assert dict(table.associations.users) == {1: ("a", 1.0), 2: ("a", 1.0)}
+    assert table.warnings[0].startswith(f"{path}:3: Share: 'parent'")

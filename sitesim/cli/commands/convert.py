@@ -21,8 +21,11 @@ formats (--from, --to; otherwise told by the file names):
   swf          both   Standard Workload Format (.swf, .swf.gz)
   run          read   a sitesim run folder (results.json, jobs.csv, ...) or a sweep folder
   batsim-jobs  write  Batsim's jobs.csv of a run, for evalys (NAME_jobs.csv, .csv)
-  parquet      write  Parquet: an SWF trace as one table (.parquet); a run or sweep folder's
-                      tables into folder OUTPUT (needs pyarrow: pip install 'sitesim[parquet]')
+  parquet      write  Parquet: an SWF trace as one table (.parquet; from sacct, the workload
+                      table: SWF's fields and each job's GPUs, memory, nodes, features,
+                      partition); a run or sweep folder's tables into folder OUTPUT (needs
+                      pyarrow: pip install 'sitesim[parquet]')
+  workload-csv write  the workload table as CSV (.workload.csv); sitesim replay reads both
 
 examples:
   TZ=UTC sacct --allusers --allocations --parsable2 --starttime 2024-01-01 \\
@@ -89,8 +92,9 @@ def add_parser(commands: Any) -> None:
     )  # fmt: skip
     p.add_argument(
         "--platform-out", type=Path, metavar="FILE.toml",
-        help="sacct: also write the platform the log shows (one node type a partition, as "
-        "many nodes and cores as its jobs held at once: a lower bound to edit)",
+        help="sacct: also write the platform the log shows (with NodeList, the nodes its "
+        "jobs ran on; else one node type a partition, as many nodes and cores as its jobs "
+        "held at once: a lower bound to edit)",
     )  # fmt: skip
     p.add_argument("--force", action="store_true",
                    help="replace OUTPUT (and --mapping, --platform-out) if they exist")  # fmt: skip
@@ -142,6 +146,14 @@ def run(args: argparse.Namespace) -> int:
         from sitesim.workload.swf import format_swf
 
         files = [(args.output, format_swf(trace.data, trace.header, trace.tails))]
+    elif target == "workload-csv":
+        from sitesim.formats.workload_table import workload_csv
+
+        files = [(args.output, workload_csv(trace))]
+    elif trace.requests is not None:
+        from sitesim.formats.workload_table import workload_parquet
+
+        files = [(args.output, workload_parquet(trace))]
     else:
         from sitesim.formats.tables import swf_parquet
 
@@ -173,10 +185,10 @@ def _source_format(inputs: list[Path]) -> str:
 
 
 _PAIRS = {
-    "sacct": ("swf", "batsim", "parquet"),
-    "pbs": ("swf", "batsim", "parquet"),
-    "batsim": ("swf", "parquet"),
-    "swf": ("swf", "batsim", "parquet"),
+    "sacct": ("swf", "batsim", "parquet", "workload-csv"),
+    "pbs": ("swf", "batsim", "parquet", "workload-csv"),
+    "batsim": ("swf", "parquet", "workload-csv"),
+    "swf": ("swf", "batsim", "parquet", "workload-csv"),
     "run": ("batsim-jobs", "parquet"),
 }
 

@@ -27,9 +27,10 @@ from sitesim.cli.commands.report import add_report_option, check_report, write_r
 from sitesim.cli.progress import ProgressBar
 from sitesim.engine.site import SiteResult
 from sitesim.errors import ConfigError
+from sitesim.formats.traces import read_trace
 from sitesim.models.augment import GENERATORS
 from sitesim.output import atomic_write, file_name
-from sitesim.platform.boundary import trace_mismatch
+from sitesim.platform.boundary import PLATFORM_REFUSALS, trace_mismatch
 from sitesim.results.report import (
     REPLAY_COLUMNS,
     RUNS_NAME,
@@ -48,7 +49,7 @@ from sitesim.results.report import (
 from sitesim.runs.budget import check_replay
 from sitesim.runs.config import ReplayConfig
 from sitesim.runs.replay import run_replay
-from sitesim.workload.swf import SWFTrace, read_swf
+from sitesim.workload.swf import SWFTrace
 
 REPLAY_EPILOG = """\
 examples:
@@ -97,7 +98,12 @@ def add_parser(commands: Any) -> None:
         epilog=REPLAY_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("trace", type=Path, help="SWF trace (.swf or .swf.gz)")
+    p.add_argument(
+        "trace", type=Path,
+        help="SWF trace (.swf, .swf.gz), a sacct log (.sacct, .psv; UTC times: what each job "
+        "asks for, GPUs, memory, nodes, features, is placed on a platform), or a workload "
+        "table (.parquet, .csv)",
+    )  # fmt: skip
     add_scheduler_options(p)
     low, high = ReplayConfig.SCALE_RANGE
     most = ReplayConfig.MAX_LOAD
@@ -195,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"{option} applies to --feedback only (how it infers dependencies)")
     check_out(args, clear=False)
     check_report(args)
-    trace = read_swf(args.trace)
+    trace = read_trace(args.trace)
     check_replay(len(trace), write=args.out is not None)
     if args.procs is not None and args.platform is not None:
         raise ConfigError("give --procs or --platform, not both (a platform sets the machine)")
@@ -231,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
         results.append(result)
     refused = [(r.label, jobs_refused(r.rejected, r.workload)) for r in results]
     warn_refused(refused, of=len(results))
+    _first_refusals(results[0], trace)
     if any(r.summary.utility_jobs for r in results):
         reference = next((r for r in results if r.label == "EASY"), None)
         if reference is None:  # competitive ratios are against EASY on the same workload
@@ -260,6 +267,21 @@ def run(args: argparse.Namespace) -> int:
             args.out, [args.out / file_name(s["scheduler"]) if many else args.out for s in settings]
         )
     return 0
+
+
+def _first_refusals(result: SiteResult, trace: SWFTrace) -> None:
+    """Name, for each reason a platform refused jobs for, the first job it refused and why
+    (its line in the trace or log)."""
+    for reason, (row, detail) in result.first_refusals.items():
+        if row < 0 or reason not in PLATFORM_REFUSALS:
+            continue
+        where = trace.requests.location(row) if trace.requests is not None else None
+        number = int(trace.column("job")[row])
+        where = where or trace.location(row)
+        print(
+            f"sitesim: warning: {reason}: the first, job {number} ({where}), {detail}",
+            file=sys.stderr,
+        )
 
 
 def _moved(result: SiteResult) -> str:

@@ -14,6 +14,7 @@ from sitesim.cli.commands import COMMANDS
 from sitesim.cli.commands.arguments import add_force_option, check_out
 from sitesim.cli.progress import ProgressBar
 from sitesim.errors import ConfigError, SitesimError
+from sitesim.formats.traces import read_trace
 from sitesim.import_paths import is_import_path, module_of
 from sitesim.results.report import (
     REPLAY_COLUMNS,
@@ -26,7 +27,6 @@ from sitesim.results.report import (
 from sitesim.runs.config import ReplayConfig, RunConfig
 from sitesim.runs.replay import run_replay
 from sitesim.runs.runner import run as run_config
-from sitesim.workload.swf import read_swf
 
 EPILOG = """\
 examples:
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     trace = None
     with ProgressBar(f"rerun {config.label}") as bar:
         if isinstance(config, ReplayConfig):  # read here: its outputs copy fields from it
-            trace = read_swf(config.trace)
+            trace = read_trace(config.trace)
             result = run_replay(config, trace=trace, progress=bar)
             print(table(REPLAY_COLUMNS, [replay_row(result)]))
         else:
