@@ -178,6 +178,24 @@ def test_linear_pick_starts_the_best_scored_job_that_fits():
     assert result.label.startswith("LINEAR-PICK weights=")
 
 
+
+def test_linear_pick_decides_the_highest_allowed_score_first_of_equals_job_before_wait():
+    width = len(JOB_FEATURES)
+    size = JOB_FEATURES.index("size")
+    pick = LinearPick([*(1.0 if i == size else 0.0 for i in range(width)), 0.5], k=4)
+    obs = np.zeros(4 * width + len(MACHINE_FEATURES), np.float32)
+    obs[[size, width + size, 2 * width + size]] = (0.25, 0.5, 0.5)  # rows 0-2; row 3 empty
+    mask = np.array([1, 1, 1, 0, 1], np.int8)
+    assert pick.decide(obs, mask) == 1  # the first of two equal best scores
+    mask[1] = 0
+    assert pick.decide(obs, mask) == 2
+    mask[2] = 0
+    assert pick.decide(obs, mask) == 4  # waiting (0.5) beats row 0 (0.25)
+    obs[size] = 0.5
+    assert pick.decide(obs, mask) == 0  # a job scored as waiting is: the job starts
+    assert pick.decide(obs, np.array([0, 0, 0, 0, 1], np.int8)) == 4
+    assert pick.decide(obs, np.array([0, 1, 0, 0, 0], np.int8)) == 1  # waiting not allowed
+
 def test_a_policy_that_chooses_a_masked_action_is_stopped():
     class Bad(LinearPick):
         def decide(self, obs: np.ndarray, mask: np.ndarray) -> int:
