@@ -136,6 +136,30 @@ def test_vector_environments_run_with_masks():
     envs.close()
 
 
+def _tiny_env() -> SiteEnv:
+    return SiteEnv(TINY, k=4)
+
+
+def test_asynchronous_vector_environments_and_gymnasium_make():
+    """Each environment in its own process (AsyncVectorEnv); and by the registered id."""
+    envs = gymnasium.vector.AsyncVectorEnv([_tiny_env, _tiny_env])
+    try:
+        obs, infos = envs.reset(seed=[1, 2])
+        single, _ = _tiny_env().reset(seed=2)
+        assert np.array_equal(obs[1], single)  # (the seed of each)
+        ended = 0
+        for _ in range(300):
+            actions = [int(np.flatnonzero(mask)[0]) for mask in infos["action_mask"]]
+            _, _, terminated, _, infos = envs.step(np.array(actions))
+            ended += int(terminated.sum())
+        assert ended >= 2
+    finally:
+        envs.close()
+    made = gymnasium.make("sitesim.gym.env:sitesim/Site-v0", source=TINY, k=4)
+    assert isinstance(made.unwrapped, SiteEnv)
+    assert np.array_equal(made.reset(seed=2)[0], single)
+
+
 def test_a_platform_with_gpus():
     from sitesim.platform import Platform
 

@@ -10,7 +10,10 @@ scanned until the run ends). It changes when garbage cycles are freed, never whe
 settings are restored when the last concurrent run ends, and the frozen objects return to the
 oldest generation. A program that froze objects itself (``gc.get_freeze_count() > 0``) keeps
 its own freeze. Once earlier runs have lasted :data:`COLLECT_AFTER` seconds, a full collection
-precedes the freeze, so that what they left (their cycles) is freed, not frozen. Measured
+precedes the freeze, so that what they left (their cycles) is freed, not frozen; not before
+the later parts of a run made in parts (``collect=False``: a site stepped by
+:mod:`sitesim.gym`, one part per decision), whose earlier parts left only the run's own
+objects, which no collection during a run frees. Measured
 (docs/performance.md): a replay of SDSC-SP2 under EASY 77 collections -> 4 and about 4 % less
 CPU time; 250 users for 182 days on 4,096 processors 8-24 % less.
 
@@ -29,8 +32,7 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 #: Net allocations of container objects between two collections of the youngest generation
 #: during a run (Python's default: 700).
@@ -56,35 +58,52 @@ _saved: tuple[tuple[int, int, int], bool] | None = None  # the thresholds, and w
 _ran_seconds = 0.0  # seconds runs have lasted since the last collection before a freeze
 
 
-@contextmanager
-def fewer_collections() -> Iterator[None]:
+class fewer_collections:  # (lower case: used as a function, ``with fewer_collections():``)
     """Run the body with the collector's youngest generation larger, its oldest not scanned and
-    the objects made before it frozen; restore all after the last concurrent body ends."""
-    global _runs, _saved, _ran_seconds
-    with _lock:
-        if _runs == 0 and _saved is None:  # (not left set by an interrupted run)
-            thresholds = gc.get_threshold()
-            froze = gc.get_freeze_count() == 0
-            if froze:
-                if _ran_seconds >= COLLECT_AFTER:  # free what earlier runs left, not freeze it
-                    gc.collect()
-                    _ran_seconds = 0.0
-                gc.freeze()
-            if thresholds[0]:  # (0: automatic collection is off; leave it off)
-                young = max(thresholds[0], YOUNG_THRESHOLD)
-                gc.set_threshold(young, thresholds[1], max(thresholds[2], OLD_THRESHOLD))
-            _saved = (thresholds, froze)
-        _runs += 1
-    keep = False
-    began = time.perf_counter()
-    try:
-        yield
-    except KeyboardInterrupt:
-        keep = exit_on_interrupt
-        raise
-    finally:
+    the objects made before it frozen; restore all after the last concurrent body ends.
+
+    A class rather than a generator (:func:`contextlib.contextmanager`): a site stepped one
+    decision at a time (:mod:`sitesim.gym`) enters it at every step.
+
+    Args:
+        collect: allow the full collection that frees what earlier runs left (False for a
+            later part of a run made in parts).
+    """
+
+    __slots__ = ("_began", "_collect")
+
+    def __init__(self, collect: bool = True) -> None:
+        self._collect = collect
+        self._began = 0.0
+
+    def __enter__(self) -> None:
+        global _runs, _saved, _ran_seconds
         with _lock:
-            _ran_seconds += time.perf_counter() - began
+            if _runs == 0 and _saved is None:  # (not left set by an interrupted run)
+                thresholds = gc.get_threshold()
+                froze = gc.get_freeze_count() == 0
+                if froze:
+                    if self._collect and _ran_seconds >= COLLECT_AFTER:
+                        gc.collect()  # free what earlier runs left, not freeze it
+                        _ran_seconds = 0.0
+                    gc.freeze()
+                if thresholds[0]:  # (0: automatic collection is off; leave it off)
+                    young = max(thresholds[0], YOUNG_THRESHOLD)
+                    gc.set_threshold(young, thresholds[1], max(thresholds[2], OLD_THRESHOLD))
+                _saved = (thresholds, froze)
+            _runs += 1
+        self._began = time.perf_counter()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        global _runs, _saved, _ran_seconds
+        keep = exit_on_interrupt and kind is not None and issubclass(kind, KeyboardInterrupt)
+        with _lock:
+            _ran_seconds += time.perf_counter() - self._began
             _runs -= 1
             if _runs == 0 and _saved is not None and not keep:
                 thresholds, froze = _saved

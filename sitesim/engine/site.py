@@ -212,6 +212,7 @@ class Site:
         self._unfinished = 0  # accepted jobs not yet ended
         self._closed = False  # no submission can come any more
         self._drained = self.env.event()  # closed and every job ended: the run is over
+        self._resumed = False  # run before (advance, or a run a Decision stopped): a later part
         self._drained.callbacks.append(StopSimulation.callback)
         #: An allocation pass is due at this instant: the event loop
         #: (:meth:`~sitesim.engine.event_queue.Environment.run_instants`) runs it once the instant's
@@ -481,7 +482,8 @@ class Site:
         elif not self._users:
             self._close()
         # (the drained machine stops the run)
-        with fewer_collections(), contextlib.suppress(StopSimulation):
+        with fewer_collections(not self._resumed), contextlib.suppress(StopSimulation):
+            self._resumed = True
             env.run_instants(self, progress, progress_step)
         if self._unfinished:
             raise SchedulerError(
@@ -510,7 +512,8 @@ class Site:
         pause._ok, pause._value = True, None  # (triggered: the loop stops on it at ``until``)
         pause.callbacks.append(StopSimulation.callback)
         env.schedule(pause, simpy.events.URGENT, until - env.now)
-        with fewer_collections(), contextlib.suppress(StopSimulation):
+        with fewer_collections(not self._resumed), contextlib.suppress(StopSimulation):
+            self._resumed = True
             env.run_instants(self, None, math.inf)
 
     def result(self, *, warmup: float = 0.0) -> SiteResult:

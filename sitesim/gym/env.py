@@ -112,7 +112,9 @@ class _PickAgent(Deciding):
         queue = self.queue
         if self.actions == "next":
             return bool(queue)
-        return bool(queue) and bool(self.observer.fits(queue[: self.k], resources).any())
+        if not queue:
+            return False
+        return bool(np.count_nonzero(self.observer.fits(queue[: self.k], resources)))
 
 
 class _PriorityAgent(LinearPriority):
@@ -144,7 +146,7 @@ class _PriorityAgent(LinearPriority):
             return LinearPriority.select(self, now, resources)
         if not resources.free or not self.queue:
             return []
-        if self.observer.fits(self.queue, resources).any():  # (else the order changes nothing)
+        if np.count_nonzero(self.observer.fits(self.queue, resources)):  # (else no order matters)
             self.obs = self.observer.observe(now, self.queue, resources, ())
             raise Decision
         return []

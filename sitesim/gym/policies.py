@@ -158,7 +158,7 @@ class Deciding(Scheduler):
             return False
         shown = queue[: self.k]
         fits = self.observer.fits(shown, resources)
-        if self.actions == "start" and not fits.any():
+        if self.actions == "start" and not np.count_nonzero(fits):
             return False
         n = len(shown)
         mask = np.zeros(self.actions_count, np.int8)
@@ -255,12 +255,11 @@ class LinearPick(Deciding):
         self.weights = parse_weights(weights, len(JOB_FEATURES) + 1, "LinearPick weights")
 
     def decide(self, obs: np.ndarray, mask: np.ndarray) -> int:
-        width = len(JOB_FEATURES)
-        scores = np.empty(self.k + 1)
-        scores[: self.k] = obs[: self.k * width].reshape(self.k, width) @ self.weights[:width]
-        scores[self.k] = self.weights[width]
-        scores[mask == 0] = -np.inf
-        return int(np.argmax(scores))
+        k, width, weights = self.k, len(JOB_FEATURES), self.weights
+        scores = obs[: k * width].reshape(k, width) @ weights[:width]
+        scores[mask[:k] == 0] = -np.inf
+        best = int(scores.argmax())  # (the first of equal scores, as waiting's if equal)
+        return k if mask[k] and weights[width] > scores[best] else best
 
     def params(self) -> dict[str, Any]:
         return {"weights": weights_text(self.weights), "k": self.k}

@@ -93,6 +93,8 @@ class NodeMachine:
         self.part_free = self._member @ self.available.cores
         self.part_idle = self._member @ np.ones(platform.nodes, dtype=np.int64)
         self.running: list[tuple[float, int, Job]] = []
+        #: The cores each running job holds, by id.
+        self.held: dict[int, int] = {}
         self.up = np.ones(platform.nodes, dtype=bool)
         self.changes = 0
         self.windows: list[tuple[float, float, Alloc]] = []
@@ -242,9 +244,11 @@ class NodeMachine:
         before = available.cores[nodes]
         available.take(alloc)
         self._recount(nodes, before)
-        self.free -= int(alloc.cores.sum())
+        cores = int(alloc.cores.sum())
+        self.free -= cores
         job.alloc = alloc
         insort(self.running, (now + job.estimate, job.id, job))
+        self.held[job.id] = cores
         self._rows[job.id] = self.releases.add(alloc, now + job.estimate)
         run = self._runs.get(job.id, 0) + 1
         self._runs[job.id] = run
@@ -265,14 +269,15 @@ class NodeMachine:
         del running[bisect_left(running, (job.start + job.estimate, job.id))]
         self.releases.remove(self._rows.pop(job.id))
         alloc: Alloc = job.alloc
+        cores = self.held.pop(job.id)
         self.placed[job.id] = (
-            job.demand.part, len(alloc.nodes), int(alloc.cores.sum()), int(alloc.gpus.sum()),
+            job.demand.part, len(alloc.nodes), cores, int(alloc.gpus.sum()),
             int(alloc.memory.sum()), format_nodes(alloc.nodes),
         )  # fmt: skip
         before = self.available.cores[alloc.nodes]
         self.available.give(alloc)
         self._recount(alloc.nodes, before)
-        self.free += int(alloc.cores.sum())
+        self.free += cores
         down = alloc.nodes[~self.up[alloc.nodes]]
         if len(down):  # (nothing is free on a down node)
             self._zero(down)

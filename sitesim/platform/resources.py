@@ -84,9 +84,8 @@ class NodeResources(Resources):
     @property
     def running(self) -> Running:
         if self._running is None:
-            self._running = [
-                (end, jid, int(job.alloc.cores.sum())) for end, jid, job in self.machine.running
-            ]
+            held = self.machine.held
+            self._running = [(end, jid, held[jid]) for end, jid, _ in self.machine.running]
         return self._running
 
     def part(self, job: Job) -> int:

@@ -94,7 +94,8 @@ class WholeNodeResources(Resources):
 
     @property
     def running(self) -> Running:
-        return [(end, jid, int(job.alloc.cores.sum())) for end, jid, job in self.machine.running]
+        held = self.machine.held
+        return [(end, jid, held[jid]) for end, jid, _ in self.machine.running]
 
     def part(self, job: Job) -> int:
         return int(job.demand.part)

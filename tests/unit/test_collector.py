@@ -110,3 +110,31 @@ def test_an_earlier_runs_garbage_is_freed_not_frozen_by_the_next_run(monkeypatch
     second = simulate(users=5, days=14, warmup_days=0, seed=2)
     # at most the second run's own jobs, not yet collected; never the first run's as well
     assert jobs() - before <= len(second.records)
+
+
+def test_a_run_made_in_parts_collects_before_its_first_part_only(monkeypatch) -> None:
+    """A site stepped part by part (advance, or sitesim.gym's one part per decision) is one
+    run: a full collection before each part would scan the heap at every step and free
+    nothing of the run."""
+    collections: list[int] = []
+    real = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda *a: [collections.append(1), real(*a)][1])
+    monkeypatch.setattr(collector, "COLLECT_AFTER", 0.0)  # (every separate run collects)
+    gc.set_threshold(700, 10, 10)
+
+    class Submitter:
+        def run(self, site: Site):  # type: ignore[no-untyped-def]
+            for _ in range(10):
+                site.submit(Job(1, 5.0, 10.0))
+                yield site.env.timeout(10.0)
+
+    site = Site(4, create("FCFS"))
+    site.add_user(Submitter())
+    for t in (15.0, 35.0, 55.0, 75.0):
+        site.advance(t)
+    site.run()
+    assert len(collections) == 1
+    other = Site(4, create("FCFS"))
+    other.add_user(Submitter())
+    other.run()  # a separate run: collects first
+    assert len(collections) == 2

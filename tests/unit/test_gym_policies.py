@@ -3,6 +3,7 @@ schedulers a trained linear policy becomes, and the cross-entropy method."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -25,6 +26,7 @@ from sitesim.gym.observation import (
 from sitesim.gym.policies import ARRIVAL_ORDER, LinearPick, LinearPriority, weights_text
 from sitesim.gym.sessions import Sessions
 from sitesim.platform import Platform
+from sitesim.runs.config import RunConfig
 from sitesim.runs.simulate import run_site, users_of
 from sitesim.workload.activity import SESSION_THRESHOLD, session_structure
 from sitesim.workload.profile import read_profile
@@ -169,6 +171,46 @@ def test_a_trained_policy_runs_by_its_import_path(tmp_path, capsys):
     assert "LINEAR" in capsys.readouterr().out
 
 
+LEARNED = """
+from sitesim.gym.policies import LinearPriority
+
+
+class Learned(LinearPriority):
+    name = "LEARNED"
+
+    def __init__(self, weights: str = "-0.3,0.1,0,-0.2,0.4,0.9,0,0.1,-0.2"):
+        super().__init__(weights)
+"""
+
+
+def test_a_policy_saved_as_a_class_of_ones_own_runs_and_sweeps_by_its_path(
+    tmp_path, monkeypatch, capsys
+):
+    (tmp_path / "mypolicy.py").write_text(LEARNED)
+    monkeypatch.syspath_prepend(tmp_path)
+    base = ["--users", "6", "--days", "4", "--warmup", "1", "--procs", "32", "--seed", "2"]
+    out = tmp_path / "run"
+    assert main(["run", *base, "-s", "EASY,mypolicy:Learned", "--out", str(out)]) == 0
+    assert "LEARNED" in capsys.readouterr().out
+    default = "-0.3,0.1,0,-0.2,0.4,0.9,0,0.1,-0.2"
+    assert same_records(sitesim.run(SMALL.replace(scheduler="mypolicy:Learned")),
+                        run_site(SMALL, scheduler=LinearPriority(default)))  # fmt: skip
+    other = "0,0,0,-1,0,1,0,0,0"
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(
+        "seeds = [2, 3]\n[base]\nusers = 6\ndays = 4\nwarmup_days = 1\nprocs = 32\n"
+        f'[factors]\nscheduler = ["EASY", "mypolicy:Learned"]\nweights = ["{default}", "{other}"]\n'
+    )
+    swept = tmp_path / "swept"
+    assert main(["sweep", str(sweep_file), "--serial", "--out", str(swept)]) == 0
+    assert "6 of 6 runs complete" in capsys.readouterr().out  # EASY x 2 seeds, 2 weights x 2
+    folder = swept / f"scheduler=mypolicy.Learned,weights={other.replace(',', '_')},seed=3"
+    stored = json.loads((folder / "results.json").read_text())["config"]
+    assert stored["scheduler_params"] == {"weights": other}
+    rerun = sitesim.run(RunConfig.from_dict(stored))
+    assert same_records(rerun, run_site(SMALL.replace(seed=3), scheduler=LinearPriority(other)))
+
+
 def test_linear_pick_starts_the_best_scored_job_that_fits():
     weights = np.zeros(len(JOB_FEATURES) + 1)
     weights[JOB_FEATURES.index("size")] = -1.0  # the narrowest first
@@ -176,6 +218,24 @@ def test_linear_pick_starts_the_best_scored_job_that_fits():
     result = run_site(SMALL, scheduler=LinearPick(weights, k=8))
     assert (result.records["state"] == JobState.COMPLETED).sum() > 50
     assert result.label.startswith("LINEAR-PICK weights=")
+
+
+def test_linear_pick_decides_the_highest_allowed_score_first_of_equals_job_before_wait():
+    width = len(JOB_FEATURES)
+    size = JOB_FEATURES.index("size")
+    pick = LinearPick([*(1.0 if i == size else 0.0 for i in range(width)), 0.5], k=4)
+    obs = np.zeros(4 * width + len(MACHINE_FEATURES), np.float32)
+    obs[[size, width + size, 2 * width + size]] = (0.25, 0.5, 0.5)  # rows 0-2; row 3 empty
+    mask = np.array([1, 1, 1, 0, 1], np.int8)
+    assert pick.decide(obs, mask) == 1  # the first of two equal best scores
+    mask[1] = 0
+    assert pick.decide(obs, mask) == 2
+    mask[2] = 0
+    assert pick.decide(obs, mask) == 4  # waiting (0.5) beats row 0 (0.25)
+    obs[size] = 0.5
+    assert pick.decide(obs, mask) == 0  # a job scored as high as waiting starts
+    assert pick.decide(obs, np.array([0, 0, 0, 0, 1], np.int8)) == 4
+    assert pick.decide(obs, np.array([0, 1, 0, 0, 0], np.int8)) == 1  # waiting not allowed
 
 
 def test_a_policy_that_chooses_a_masked_action_is_stopped():
