@@ -10,7 +10,7 @@ import numpy as np
 
 from validation.slurm.agreement import TOLERANCES, Agreement, Schedule, agree
 from validation.slurm.records import RecordedRun, recorded_runs
-from validation.slurm.replay import replay
+from validation.slurm.replay import Replayed, replay
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class CaseComparison:
     simulated: list[Schedule]
     rows: list[Row]
     not_modelled: list[str]
+    replays: list[Replayed]
 
 
 def compare_case(folder: Path, params: dict[str, str] | None = None) -> CaseComparison:
@@ -55,7 +56,7 @@ def compare_case(folder: Path, params: dict[str, str] | None = None) -> CaseComp
         for run, other in zip(runs[1:], real[1:], strict=True)
     ]
     keys = [m.split(": ")[1] for m in replays[0].not_modelled if m.count(": ") >= 2]
-    return CaseComparison(folder.name, runs, real, simulated, rows, sorted(set(keys)))
+    return CaseComparison(folder.name, runs, real, simulated, rows, sorted(set(keys)), replays)
 
 
 def summary_table(comparison: CaseComparison) -> str:
@@ -81,22 +82,28 @@ def summary_table(comparison: CaseComparison) -> str:
 
 
 def jobs_table(comparison: CaseComparison) -> str:
-    """Per job: its submission and start in each run and in sitesim's replay of the first,
-    seconds from the run's first submission (by the first run's start)."""
+    """Per job (by the first run's start): its submission and start in each run and in
+    sitesim's replay of the first run, seconds from the run's first submission, sitesim's
+    minus the first run's, and which scheduler started it in the first run and in sitesim
+    (``m``: the main one, ``b``: backfill)."""
     first = comparison.real[0]
     origin = first.origin
     order = np.lexsort((first.submit, first.start))
     runs = [s.aligned(first.names) for s in comparison.real]
     sim = comparison.simulated[0].aligned(first.names)
-    head = f"{'job':6s}{'submit':>8s}" + "".join(
-        f"{r.folder.name:>8s}" for r in comparison.runs
-    ) + f"{'sitesim':>9s}{'diff':>7s}"  # fmt: skip
+    real_by = comparison.runs[0].started_by()
+    sim_by = comparison.replays[0].started_by()
+    head = (
+        f"{'job':6s}{'submit':>8s}" + "".join(f"{r.folder.name:>8s}" for r in comparison.runs)
+        + f"{'sitesim':>9s}{'diff':>7s}  by"
+    )  # fmt: skip
     lines = [head]
     for k in order.tolist():
+        name = first.names[k]
         starts = "".join(f"{s.start[k] - s.origin:8.0f}" for s in runs)
         mine = sim.start[k] - sim.origin
         lines.append(
-            f"{first.names[k]:6s}{first.submit[k] - origin:8.0f}{starts}{mine:9.0f}"
-            f"{mine - (first.start[k] - origin):7.0f}"
+            f"{name:6s}{first.submit[k] - origin:8.0f}{starts}{mine:9.0f}"
+            f"{mine - (first.start[k] - origin):7.0f}  {real_by[name][:1]}{sim_by[name][:1]}"
         )
     return "\n".join(lines)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import socket
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 
+from sitesim.slurm_conf import expand_hostlist
 from validation.slurm.records import parse_sacct
 
 #: The file that marks a folder as the harness's (only such a folder is ever emptied).
@@ -75,7 +75,7 @@ def node_lines(
 ) -> tuple[list[str], list[Node]]:
     """The lines of a case's slurm.conf with each node line replaced by one line a node, its
     address added (``address(k)`` for the k-th node: ``NodeAddr=... Port=...``), and the
-    nodes (``expand`` turns a node expression into names: ``scontrol show hostnames``)."""
+    nodes (``expand`` turns a node expression into names: ``n[1-3]``, ``a,b``)."""
     lines: list[str] = []
     nodes: list[Node] = []
     for line in conf.splitlines():
@@ -210,18 +210,13 @@ class LocalSlurm:
                 except OSError:
                     raise HarnessError(f"port {port} on 127.0.0.1 is in use: give --port") from None
 
-    def _expand(self, expression: str) -> list[str]:
-        if not re.search(r"[\[,]", expression):
-            return [expression]
-        return self.command(["scontrol", "show", "hostnames", expression]).split()
-
     def _write_conf(self) -> str:
         """Write slurm.conf (the harness's lines, then the case's with each node's address and
         port) and gres.conf; return the slurm.conf path."""
         work, ports = self.work, self.ports
         case, self.nodes = node_lines(
             (self.case / "slurm.conf").read_text(),
-            self._expand,
+            expand_hostlist,
             lambda k: f"NodeAddr=127.0.0.1 Port={ports.first_node + k}",
         )
         if not self.nodes:

@@ -175,6 +175,12 @@ class RecordedRun:
         data: dict[str, Any] = json.loads((self.folder / "run.json").read_text())
         return data
 
+    def started_by(self) -> dict[str, str]:
+        """Which of Slurm's schedulers started each job (scontrol's ``Scheduler``: ``main``
+        or ``backfill``), by job name."""
+        jobs = parse_scontrol(self.scontrol.read_text())
+        return {job["JobName"]: job.get("Scheduler", "-").lower() for job in jobs}
+
     def jobs(self) -> list[dict[str, str]]:
         """The sacct lines, by job id."""
         return parse_sacct(self.sacct.read_text())

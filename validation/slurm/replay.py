@@ -51,6 +51,14 @@ class Replayed:
     result: SiteResult
     not_modelled: list[str]
 
+    def started_by(self) -> dict[str, str]:
+        """Which of sitesim's schedulers started each job (``main`` or ``backfill``)."""
+        decisions = self.result.decisions
+        assert decisions is not None
+        by_id = dict(zip(decisions["id"].tolist(), decisions["started_by"].tolist(), strict=True))
+        ids = self.result.records["id"].tolist()
+        return {name: by_id.get(i, "-") for name, i in zip(self.schedule.names, ids, strict=True)}
+
 
 def case_warnings(messages: list[str], conf: Path) -> list[str]:
     """The SLURM scheduler's warnings (``file:line: KEY: ...``) about the case's lines of the
@@ -126,14 +134,14 @@ def replay(run: RecordedRun, params: dict[str, str] | None = None) -> Replayed:
             assoc.write_text(numbered_assoc(run.assoc.read_text(), converted.names["users"]))
             scheduler_params["assoc"] = str(assoc)
         scheduler_params |= params or {}
-        config = ReplayConfig(
-            trace=str(swf),
-            platform=str(run.conf),
-            scheduler="SLURM",
-            scheduler_params=scheduler_params,
-        )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SlurmConfigWarning)
+            config = ReplayConfig(
+                trace=str(swf),
+                platform=str(run.conf),
+                scheduler="SLURM",
+                scheduler_params=scheduler_params,
+            )
             result = run_replay(config, trace=trace)
     said = [str(w.message) for w in caught if issubclass(w.category, SlurmConfigWarning)]
     if result.rejected:
