@@ -37,8 +37,10 @@ def base(seed: int = 35) -> list[dict[str, Any]]:
     offsets = np.sort(rng.integers(0, 241, JOBS))
     offsets[0] = 0
     sizes = rng.choice(SIZES, JOBS, p=WEIGHTS)
-    # log-uniform between 20 and 200 s, to 5 s: many short jobs, some of a few minutes
-    runtimes = 5 * np.round(np.exp(rng.uniform(np.log(20), np.log(200), JOBS)) / 5).astype(int)
+    # log-uniform between 20 and 200 s, in whole seconds: many short jobs, some of a few
+    # minutes (not rounded further: runtimes of 5 s multiples end together with Slurm's 30 s
+    # backfill cycles, a race decided by fractions of a second, in Slurm and between runs)
+    runtimes = np.round(np.exp(rng.uniform(np.log(20), np.log(200), JOBS))).astype(int)
     factors = rng.uniform(1.3, 3.0, JOBS)
     return [
         {
