@@ -78,6 +78,15 @@ def test_scontrol_lines_become_sacct_lines():
     assert job["ReqMem"] == "40000M"
 
 
+def test_gpus_without_a_gpu_tres_come_from_tres_per_node():
+    """Without slurmdbd slurmctld tracks no GPU TRES: the GPUs are those asked per node."""
+    line = SCONTROL.replace(",gres/gpu=2", "").replace(
+        " WorkDir", " TresPerNode=gres:gpu:3 WorkDir"
+    )
+    (job,) = parse_sacct(sacct_from_scontrol(line))
+    assert job["AllocTRES"] == "billing=40,cpu=40,gres/gpu=6,mem=40000M,node=2"  # (3 a node)
+
+
 def test_the_kept_scontrol_fields():
     kept = kept_scontrol(SCONTROL)
     assert "GroupId" not in kept and "WorkDir" not in kept

@@ -72,6 +72,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--work", type=Path, default=WORK, help=f"work folder ({WORK})")
     run.add_argument("--out", type=Path, default=None,
                      help="the records, a folder a case (default: WORK/records)")  # fmt: skip
+    run.add_argument("--debug-flags", default="Backfill",
+                     help="slurm.conf's DebugFlags, what the logs tell (Backfill)")  # fmt: skip
     run.add_argument("--port", type=int, default=Ports.controller,
                      help="first TCP port used on 127.0.0.1 (16817; up to +20)")  # fmt: skip
     compare = commands.add_parser("compare", help="recorded runs against sitesim")
@@ -129,7 +131,8 @@ def run(names: list[str], args: argparse.Namespace) -> int:
         if not installed(accounting):
             install(accounting)
         for k in range(args.first, args.first + args.runs):
-            run_case(CASES / name, args.work / name, out_root / name, k, ports)
+            run_case(CASES / name, args.work / name, out_root / name, k, ports,
+                     debug_flags=args.debug_flags)  # fmt: skip
         print(summary_table(compare_case(out_root / name)))
         print(f"records: {out_root / name}\n", flush=True)
     return 0

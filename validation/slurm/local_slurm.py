@@ -113,10 +113,15 @@ class LocalSlurm:
         case: the case's folder (slurm.conf, optional accounts.txt).
         work: the work folder (created; emptied first if it is the harness's own).
         ports: the TCP ports.
+        debug_flags: slurm.conf's ``DebugFlags`` (what slurmctld's log tells; ``Backfill``:
+            each backfill cycle's plan; ``Backfill,Priority``: fairshare's computations too).
     """
 
-    def __init__(self, case: Path, work: Path, ports: Ports | None = None) -> None:
+    def __init__(
+        self, case: Path, work: Path, ports: Ports | None = None, debug_flags: str = "Backfill"
+    ) -> None:
         self.case, self.work, self.ports = case, work.resolve(), ports or Ports()
+        self.debug_flags = debug_flags
         self.accounts = case / "accounts.txt" if (case / "accounts.txt").exists() else None
         self.daemons: list[tuple[str, subprocess.Popen[bytes]]] = []
         self.created_users: list[str] = []
@@ -241,7 +246,7 @@ class LocalSlurm:
             f"SlurmctldLogFile={work}/log/slurmctld.log",
             f"SlurmdLogFile={work}/log/slurmd-%n.log",
             "SlurmctldDebug=info",
-            "DebugFlags=Backfill",
+            f"DebugFlags={self.debug_flags}",
             "ProctrackType=proctrack/linuxproc",
             "TaskPlugin=task/none",
             "JobAcctGatherType=jobacct_gather/none",
@@ -261,8 +266,8 @@ class LocalSlurm:
             ]
         else:
             plumbing.append("AccountingStorageType=accounting_storage/none")
-        if any(node.gpus for node in self.nodes):  # (jobs' GPUs in TRES, sacct's AllocTRES)
-            plumbing.append("AccountingStorageTRES=gres/gpu")
+        if self.accounts is not None and any(node.gpus for node in self.nodes):
+            plumbing.append("AccountingStorageTRES=gres/gpu")  # (sacct's AllocTRES: the GPUs)
         path = work / "slurm.conf"
         path.write_text("\n".join([*plumbing, "", *case]) + "\n")
         gres = ["AutoDetect=off"]

@@ -77,6 +77,19 @@ def _sorted_tres(tres: str) -> str:
     return ",".join(sorted(t for t in _null(tres).split(",") if t))
 
 
+def _gpus(job: dict[str, str]) -> str:
+    """``,gres/gpu=N`` for a job given GPUs that its TRES does not list (without slurmdbd,
+    slurmctld tracks no GPU TRES: ``AccountingStorageTRES=gres/gpu`` needs slurmdbd), from
+    ``TresPerNode=gres:gpu:2`` times its nodes; else nothing."""
+    if "gres/gpu" in job.get("TRES", ""):
+        return ""
+    per_node = job.get("TresPerNode", "")
+    count = per_node.rsplit(":", 1)[-1] if per_node.startswith("gres:gpu:") else ""
+    if not count.isdigit():
+        return ""
+    return f",gres/gpu={int(count) * int(job['NumNodes'])}"
+
+
 def sacct_from_scontrol(text: str) -> str:
     """sacct's ``--parsable2`` lines (header and :data:`SACCT_FIELDS`) written from
     ``scontrol show job -o`` of ended jobs, for a run without accounting.
@@ -86,12 +99,13 @@ def sacct_from_scontrol(text: str) -> str:
     ``NNodes``, ``NCPUS`` from ``NumNodes``, ``NumCPUs``; ``ReqCPUS`` is ``NumCPUs`` (the
     harness's jobs ask ``--ntasks`` one CPU a task and get what they ask); ``AllocTRES`` and
     ``ReqTRES`` are ``TRES`` (scontrol keeps only the allocated TRES of a job that ran), sorted
-    by name as sacct prints them; ``ReqMem`` the memory of ``TRES`` (``0`` if none); ``(null)``
+    by name as sacct prints them, with ``gres/gpu`` from ``TresPerNode`` when slurmctld tracks
+    no GPU TRES (without slurmdbd); ``ReqMem`` the memory of ``TRES`` (``0`` if none); ``(null)``
     is empty, as sacct prints it.
     """
     lines = ["|".join(SACCT_FIELDS)]
     for job in sorted(parse_scontrol(text), key=lambda job: int(job["JobId"])):
-        tres = _sorted_tres(job.get("TRES", ""))
+        tres = _sorted_tres(job.get("TRES", "") + _gpus(job))
         memory = next((t.split("=", 1)[1] for t in tres.split(",") if t.startswith("mem=")), "0")
         fields = {
             "JobID": job["JobId"],

@@ -35,14 +35,15 @@ def run_case(
     run: int,
     ports: Ports | None = None,
     say: Callable[[str], None] | None = None,
+    debug_flags: str = "Backfill",
 ) -> RecordedRun:
     """Run ``case`` once on real Slurm in ``work``; record it as ``out/run<run>`` (and the
-    files the case's runs share in ``out``); the daemons' logs are kept in
-    ``work/../logs/<case>-run<run>``."""
+    files the case's runs share in ``out``); the daemons' logs (``debug_flags``: slurm.conf's
+    DebugFlags) are kept in ``work/../logs/<case>-run<run>``."""
     say = say or _say
     jobs = read_workload(case / "workload.csv")
     started = datetime.now(UTC)
-    with LocalSlurm(case, work, ports) as slurm:
+    with LocalSlurm(case, work, ports, debug_flags) as slurm:
         version = slurm.command(["sinfo", "--version"]).strip()
         say(f"{case.name} run {run}: {version}, {len(slurm.nodes)} nodes, {len(jobs)} jobs")
         submitted = submit(slurm, jobs, say)
