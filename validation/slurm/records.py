@@ -9,13 +9,16 @@ folder a run (``run1``, ``run2``, ...) with
   convert`` reads (:data:`SACCT_FIELDS`), in UTC. When the case runs without accounting (no
   slurmdbd), these lines are written from ``scontrol.txt``, field for field
   (:func:`sacct_from_scontrol`), and ``run.json`` says so;
-- ``scontrol.txt``: ``scontrol show job -o``, one line a job, the fields of :data:`KEPT`;
-- ``run.json``: the case, Slurm's version, when it ran, where the sacct lines came from, and
-  each submission's planned offset and actual time.
+- ``scontrol.txt.gz``: ``scontrol show job -o``, one line a job, the fields of :data:`KEPT`
+  (gzip: the longest file of a run, 18 kB as text; ``zcat`` shows it);
+- ``run.json``: the case, Slurm's version, when it ran, where the sacct lines came from;
+- ``submissions.csv``: each job's name, Slurm's id, the offset planned and the one it was
+  submitted at (seconds after the first submission, the harness's clock).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,6 +41,8 @@ KEPT = (
     "LastSchedEval", "Scheduler", "Partition", "NodeList", "NumNodes", "NumCPUs", "NumTasks",
     "TRES", "MinMemoryNode", "MinMemoryCPU", "Features", "TresPerNode",
 )  # fmt: skip
+#: The file of ``scontrol show job -o``'s lines in a run's folder.
+SCONTROL = "scontrol.txt.gz"
 #: Files of a case's folder shared by its runs.
 SHARED = ("slurm.conf", "workload.csv", "gres.conf", "assoc.txt")
 
@@ -100,8 +105,9 @@ def sacct_from_scontrol(text: str) -> str:
     harness's jobs ask ``--ntasks`` one CPU a task and get what they ask); ``AllocTRES`` and
     ``ReqTRES`` are ``TRES`` (scontrol keeps only the allocated TRES of a job that ran), sorted
     by name as sacct prints them, with ``gres/gpu`` from ``TresPerNode`` when slurmctld tracks
-    no GPU TRES (without slurmdbd); ``ReqMem`` the memory of ``TRES`` (``0`` if none); ``(null)``
-    is empty, as sacct prints it.
+    no GPU TRES (without slurmdbd); ``ReqMem`` the memory of ``TRES``, ``0`` if none (where
+    memory is not allocated, sacct prints the node's ``RealMemory`` for a job that asked for
+    none); ``(null)`` is empty, as sacct prints it.
     """
     lines = ["|".join(SACCT_FIELDS)]
     for job in sorted(parse_scontrol(text), key=lambda job: int(job["JobId"])):
@@ -131,6 +137,12 @@ def sacct_from_scontrol(text: str) -> str:
         }
         lines.append("|".join(fields[name] for name in SACCT_FIELDS))
     return "\n".join(lines) + "\n"
+
+
+def write_scontrol(folder: Path, text: str) -> None:
+    """Write ``scontrol show job -o``'s lines, reduced to :data:`KEPT`, into ``folder``
+    (gzip, without a time stamp: the same lines give the same bytes)."""
+    (folder / SCONTROL).write_bytes(gzip.compress(kept_scontrol(text).encode(), mtime=0))
 
 
 def parse_sacct(text: str) -> list[dict[str, str]]:
@@ -171,9 +183,9 @@ class RecordedRun:
     def sacct(self) -> Path:
         return self.folder / "sacct.txt"
 
-    @property
-    def scontrol(self) -> Path:
-        return self.folder / "scontrol.txt"
+    def scontrol_text(self) -> str:
+        """``scontrol show job -o``'s lines (:data:`KEPT`)."""
+        return gzip.decompress((self.folder / SCONTROL).read_bytes()).decode()
 
     @property
     def conf(self) -> Path:
@@ -192,7 +204,7 @@ class RecordedRun:
     def started_by(self) -> dict[str, str]:
         """Which of Slurm's schedulers started each job (scontrol's ``Scheduler``: ``main``
         or ``backfill``), by job name."""
-        jobs = parse_scontrol(self.scontrol.read_text())
+        jobs = parse_scontrol(self.scontrol_text())
         return {job["JobName"]: job.get("Scheduler", "-").lower() for job in jobs}
 
     def jobs(self) -> list[dict[str, str]]:

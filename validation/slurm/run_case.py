@@ -16,14 +16,16 @@ from validation.slurm.local_slurm import HarnessError, LocalSlurm, Ports
 from validation.slurm.records import (
     SACCT_FIELDS,
     RecordedRun,
-    kept_scontrol,
     parse_sacct,
     sacct_from_scontrol,
+    write_scontrol,
 )
 from validation.slurm.workload import SleepJob, read_workload
 
 #: sacctmgr's association columns, as docs/reference/slurm.md gives them.
 ASSOC_FORMAT = "format=Cluster,Account,User,Share,QOS,DefaultQOS,ParentName"
+#: The columns of submissions.csv.
+SUBMISSION_FIELDS = ("name", "id", "offset", "submitted")
 #: Seconds between looks at the queue while the jobs run.
 POLL = 2.0
 
@@ -66,7 +68,7 @@ def run_case(
     if assoc is not None:
         (out / "assoc.txt").write_text(assoc)
     (folder / "sacct.txt").write_text(sacct)
-    (folder / "scontrol.txt").write_text(kept_scontrol(scontrol))
+    write_scontrol(folder, scontrol)
     info: dict[str, Any] = {
         "case": case.name,
         "run": run,
@@ -74,9 +76,10 @@ def run_case(
         "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "sacct_source": source,
         "command": f"python validation/slurm/harness.py run {case.name}",
-        "submissions": submitted,
     }
     (folder / "run.json").write_text(json.dumps(info, indent=1) + "\n")
+    rows = [",".join(str(s[k]) for k in SUBMISSION_FIELDS) for s in submitted]
+    (folder / "submissions.csv").write_text("\n".join([",".join(SUBMISSION_FIELDS), *rows]) + "\n")
     return RecordedRun(folder)
 
 
