@@ -12,11 +12,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from sitesim.activity import decompose
-from sitesim.analysis import analyze
 from sitesim.output import atomic_write, to_json
-from sitesim.plots import analysis_figures
-from sitesim.swf import read_swf
+from sitesim.workload.activity import decompose
+from sitesim.workload.analysis import analyze
+from sitesim.workload.plots import analysis_figures
+from sitesim.workload.swf import read_swf
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz"
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from sitesim.formats.sacct import DOCUMENTED
-from sitesim.swf import write_swf
+from sitesim.workload.swf import write_swf
 
 RICC = Path(__file__).resolve().parents[2] / "shared/traces/RICC-2010-2.swf.gz"
 START = np.datetime64("2024-01-01T00:00:00")

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from harness import kernel_then_replay, report_replays, time_calls, verdict
 
-from sitesim.config import ReplayConfig
-from sitesim.job import Job
+from sitesim.engine.job import Job
+from sitesim.runs.config import ReplayConfig
 from sitesim.schedulers import DynP
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"

@@ -133,21 +133,26 @@ class Row:
 
 
 # -- preparing the traces ---------------------------------------------------------------------
-def prepare(spec: TraceSpec, folder: Path) -> Prepared:
+def prepare(spec: TraceSpec, folder: Path, first: int | None = None) -> Prepared:
     """Write the jobs sitesim replays from ``spec`` as a plain SWF file in ``folder``.
 
     Kept: lines with a known submit time, runtime and size (field 5, else 8) that fit the
-    machine, in stable submit order (sitesim's order), renumbered from 1. Fields 5 and 8 both
-    hold the size and field 9 the runtime (exact estimates); a runtime of 0 is written as 1 s
-    (CQSim drops zero-length jobs, pyss makes them 1 s; sitesim raises their estimate to 1 s).
-    Memory and CPU fields are -1 (no tool here uses them), the rest as in the trace.
+    machine, among the ``first`` job lines (default all), in stable submit order (sitesim's
+    order), renumbered from 1. Fields 5 and 8 both hold the size and field 9 the runtime
+    (exact estimates); a runtime of 0 is written as 1 s (CQSim drops zero-length jobs, pyss
+    makes them 1 s; sitesim raises their estimate to 1 s). Memory and CPU fields are -1 (no
+    tool here uses them), the rest as in the trace.
     """
     rows: list[list[float]] = []
+    read = 0
     with gzip.open(spec.path, "rt") as lines:
         for line in lines:
             text = line.strip()
             if not text or text.startswith(";"):
                 continue
+            read += 1
+            if first is not None and read > first:
+                break
             x = [float(token) for token in text.split()]
             size = x[4] if x[4] > 0 else x[7]
             if size <= 0 or x[3] < 0 or x[1] < 0 or size > spec.procs:

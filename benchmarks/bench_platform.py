@@ -22,9 +22,9 @@ import time
 import tomllib
 from pathlib import Path
 
-from sitesim.config import ReplayConfig, SiteConfig
-from sitesim.platform import read_platform
-from sitesim.runner import run
+from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.runs.platforms import read_platform
+from sitesim.runs.runner import run
 
 HERE = Path(__file__).parent
 CURIE = HERE.parent.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln.swf.gz"

@@ -37,10 +37,10 @@ from pathlib import Path
 
 import simpy
 
-from sitesim.collector import fewer_collections
+from sitesim.engine.collector import fewer_collections
 from sitesim.models.trace_user import TraceWorkload
-from sitesim.swf import read_swf
-from sitesim.trace_replay import replay
+from sitesim.runs.replay import replay
+from sitesim.workload.swf import read_swf
 
 TRACES = Path(__file__).resolve().parents[2] / "shared/traces"
 SDSC_SP2 = TRACES / "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -63,7 +63,7 @@ def best_of(repeat: int, fn: Callable[[], object]) -> tuple[float, object]:
 
 def timed_run(env: simpy.Environment) -> float:
     """The CPU time of ``env.run()``, under the garbage-collector settings of a site's run
-    (:mod:`sitesim.collector`), so that the ceiling and the replays are timed alike."""
+    (:mod:`sitesim.engine.collector`), so that the ceiling and the replays are timed alike."""
     with fewer_collections():
         start = time.process_time()
         env.run()

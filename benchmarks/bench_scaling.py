@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from sitesim.swf import SWFTrace, read_swf, write_swf
-from sitesim.trace_replay import replay
+from sitesim.runs.replay import replay
+from sitesim.workload.swf import SWFTrace, read_swf, write_swf
 
 HERE = Path(__file__).resolve()
 DEFAULT_TRACE = HERE.parents[2] / "shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"

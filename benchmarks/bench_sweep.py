@@ -14,9 +14,9 @@ import platform
 import tempfile
 import time
 
-from sitesim.config import SiteConfig
-from sitesim.executors import available_cores
-from sitesim.sweeps import sweep
+from sitesim.runs.config import SiteConfig
+from sitesim.sweeps.executors import available_cores
+from sitesim.sweeps.sweep import sweep
 
 BASE = SiteConfig(days=91)
 FACTORS = {"scheduler": ["EASY", "CREASY"], "users": [20, 40]}

@@ -16,8 +16,8 @@ import argparse
 import time
 
 from sitesim.models.users import UserModel
+from sitesim.runs.simulate import simulate
 from sitesim.schedulers import create
-from sitesim.simulation import simulate
 
 CASES = (
     # label, users, model, scheduler, processors, target seconds

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from harness import kernel_then_replay, report_replays, time_calls, verdict
 
-from sitesim.config import ReplayConfig
-from sitesim.job import Job, JobState
+from sitesim.engine.job import Job, JobState
 from sitesim.models.utility import LeeSnavely
+from sitesim.runs.config import ReplayConfig
 from sitesim.schedulers.genetic import GA
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared/traces/SDSC-BLUE-2000-4.2-cln.swf.gz"

@@ -50,7 +50,7 @@ def gantt_png(folder: Path, out: Path) -> None:
 
 
 def sp2_run(folder: Path) -> Path:
-    from sitesim.cli import main
+    from sitesim.cli.main import main
 
     if not (folder / "results.json").exists():
         assert main(["replay", str(SP2), "--scheduler", "EASY", "--out", str(folder)]) == 0

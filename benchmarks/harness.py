@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from sitesim.config import RunConfig
-from sitesim.runner import run
-from sitesim.site import SiteResult
+from sitesim.engine.site import SiteResult
+from sitesim.runs.config import RunConfig
+from sitesim.runs.runner import run
 
 
 def kernel_then_replay(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from sitesim.errors import require
-from sitesim.profile import WorkloadProfile
+from sitesim.workload.profile import WorkloadProfile
 
 from .streams import draws, seconds, stream
 

@@ -25,7 +25,7 @@ same think time after that job's **simulated** end. The rules (docs/reference/re
 
    A job whose reference point is unknown (the trace has no wait for the earlier job), or
    whose user is unknown, keeps its timestamp. A trace whose think times are all unknown is
-   refused (:func:`sitesim.trace_replay.feedback_plan`), as ``sitesim analyze`` refuses it.
+   refused (:func:`sitesim.runs.replay.feedback_plan`), as ``sitesim analyze`` refuses it.
 3. **Load scaling** scales the timestamps kept; think times and offsets are the users' and are
    not scaled.
 
@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from simpy.events import Event
 
-from sitesim.activity import SESSION_THRESHOLD, ThinkDefinition, session_structure
+from sitesim.engine.job import Job
 from sitesim.errors import require
-from sitesim.job import Job
+from sitesim.workload.activity import SESSION_THRESHOLD, ThinkDefinition, session_structure
 
 from .trace_user import TraceWorkload
 
 if TYPE_CHECKING:
-    from sitesim.site import Site
+    from sitesim.engine.site import Site
 
 #: How a job's submission is anchored.
 AT_TIME, AFTER_END, AFTER_SUBMIT = 0, 1, 2

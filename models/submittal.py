@@ -9,7 +9,7 @@ the sensitivity studies) cuts wider batches; the draw itself is unchanged.
 
 from __future__ import annotations
 
-from sitesim.profile import WorkloadProfile
+from sitesim.workload.profile import WorkloadProfile
 
 from .streams import draws, seconds, stream
 

@@ -7,8 +7,8 @@ Jobs arrive in a Poisson process of rate λ and fall into three classes (experim
 - class 3: sizes 33–64, CV 1.8.
 
 Sizes are whole numbers, uniform in the class's range; service times are two-phase
-hyperexponential (:class:`~sitesim.distributions.Hyperexponential2`, balanced means) with the
-class's mean and CV. The five configurations of the experiment set each class's mean service
+hyperexponential (:class:`~sitesim.workload.distributions.Hyperexponential2`, balanced means) with
+the class's mean and CV. The five configurations of the experiment set each class's mean service
 time (minutes) and share of the arrivals (:data:`CONFIGURATIONS`). λ follows from the target
 offered load ρ on P processors::
 
@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from simpy.events import Event
 
-from sitesim.distributions import Discrete, Hyperexponential2
+from sitesim.engine.job import MIN_ESTIMATE, Job
 from sitesim.errors import require
-from sitesim.job import MIN_ESTIMATE, Job
+from sitesim.workload.distributions import Discrete, Hyperexponential2
 
 from .streams import stream
 from .workpool import EstimateModel
 
 if TYPE_CHECKING:
-    from sitesim.site import Site
+    from sitesim.engine.site import Site
 
 ProcessGenerator = Generator[Event, Any, Any]
 
@@ -166,7 +166,7 @@ class SyntheticUser:
         seed: root seed of the run.
         users: how many users share the arrivals (each submits at rate λ / users).
         estimates: ``exact`` (estimate = runtime, the default) or ``factor`` (F × runtime,
-            rounded); never below :data:`~sitesim.job.MIN_ESTIMATE`.
+            rounded); never below :data:`~sitesim.engine.job.MIN_ESTIMATE`.
     """
 
     def __init__(

@@ -9,8 +9,9 @@ Which trace lines become jobs (docs/reference/replay.md):
 - size: allocated processors (field 5), else requested processors (field 8);
 - runtime: field 4; estimate: requested time (field 9), or the runtime where the trace has no
   request (or with ``estimates="exact"``), and at least 1 s (:data:`MIN_ESTIMATE`);
-- a line with an unknown size, runtime or submit time, or a size above the machine, is an
-  *impossible job*: skipped and counted (lenient, the default) or an error (strict).
+- a line with an unknown size, runtime or submit time (-1), a negative runtime or submit time
+  (other than -1), or a size above the machine, is an *impossible job*: skipped and counted
+  by reason (lenient, the default) or an error (strict).
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from simpy.events import Event
 
+from sitesim.engine.job import MIN_ESTIMATE, Job
 from sitesim.errors import ConfigError, InvalidJobError, require
-from sitesim.job import MIN_ESTIMATE, Job
-from sitesim.placement import Request
-from sitesim.swf import SWFTrace
+from sitesim.platform.placement import Request
+from sitesim.workload.swf import SWFTrace, unknown_and_negative
 
 from .utility import UtilityFunction
 
 if TYPE_CHECKING:
-    from sitesim.site import Site
+    from sitesim.engine.site import Site
 
 Estimates = Literal["trace", "exact"]
 
@@ -105,10 +106,14 @@ class TraceWorkload:
         runtime = col("runtime")
         submit = col("submit")
         sizes = ("procs", "req_procs")
+        no_runtime, negative_runtime = unknown_and_negative(runtime)
+        no_submit, negative_submit = unknown_and_negative(submit)
         problems = (
             ("unknown size", size <= 0, "has no processor count", sizes),
-            ("unknown runtime", runtime < 0, "has no runtime", ("runtime",)),
-            ("unknown submit time", submit < 0, "has no submit time", ("submit",)),
+            ("unknown runtime", no_runtime, "has no runtime", ("runtime",)),
+            ("negative runtime", negative_runtime, "has a negative runtime", ("runtime",)),
+            ("unknown submit time", no_submit, "has no submit time", ("submit",)),
+            ("negative submit time", negative_submit, "has a negative submit time", ("submit",)),
             ("larger than the machine", size > procs, f"needs more than {procs} processors", sizes),
         )
         keep = np.ones(len(trace), dtype=bool)

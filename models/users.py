@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from simpy.events import Event
 
+from sitesim.engine.job import Job
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.profile import WorkloadProfile
+from sitesim.workload.profile import WorkloadProfile
 
 from .cycles import ActivityCycle, CycleShares
 from .dynamics import PCONT_A, PCONT_B, SessionDynamics, check_pcont
@@ -41,13 +41,13 @@ from .utility import LeeSnavely
 from .workpool import EstimateModel, Workpool
 
 if TYPE_CHECKING:
-    from sitesim.site import Site, User
+    from sitesim.engine.site import Site, User
 
 ProcessGenerator = Generator[Event, Any, Any]
 UserKind = Literal["static", "complete", "synthetic"]
 USER_KINDS = ("complete", "static", "synthetic")
-SessionStarts = Literal["after_break", "scheduled"]
-SESSION_STARTS = ("after_break", "scheduled")
+SessionStarts = Literal["after_break", "scheduled", "clocked"]
+SESSION_STARTS = ("after_break", "scheduled", "clocked")
 
 
 @dataclass(frozen=True)
@@ -65,11 +65,15 @@ class UserModel:
         runtime_scale: a workload transform: every runtime drawn is multiplied by it ("what if
             our jobs were ten times shorter?"); estimates follow the scaled runtimes.
         max_batch_width: a workload transform: batches are at most this wide (None: as drawn).
-        session_starts: when a complete user who left a session starts the next one:
-            ``"after_break"`` (users.md §3: a break after the session's last job ended) or
+        session_starts: when a complete user starts a session: ``"after_break"`` (the
+            thesis' model and users.md §3: a break after the session's last job ended; the
+            default). The other two are sensitivity options, **not the thesis' model**:
             ``"scheduled"`` (a break after the session's *first* submission, or at once when
-            the session ended later: session starts then do not depend on how long sessions
-            last; docs/results/creasy.md, part 5).
+            the session ended later) and ``"clocked"`` (a session starts at each window
+            opening and then every ``start_gap_scale`` × a break, whatever the sessions
+            already open do; docs/results/creasy.md, part 5).
+        start_gap_scale: ``"clocked"`` only: the gap between two session starts is a break
+            drawn from the profile times this.
         utility: give every job a Lee & Snavely utility function (None: no values).
         deadline_wait: the wait (seconds) its deadline is a multiple of; None draws it from the
             profile's recorded waits, per job.
@@ -85,6 +89,7 @@ class UserModel:
     runtime_scale: float = 1.0
     max_batch_width: int | None = None
     session_starts: SessionStarts = "after_break"
+    start_gap_scale: float = 1.0
     utility: LeeSnavely | None = None
     deadline_wait: float | None = None
     synthetic: SyntheticWorkload = field(default_factory=SyntheticWorkload)
@@ -97,7 +102,16 @@ class UserModel:
         check_pcont(self.pcont_a, self.pcont_b)
         require(
             self.session_starts in SESSION_STARTS,
-            f"session starts must be 'after_break' or 'scheduled', got {self.session_starts!r}",
+            f"session starts must be 'after_break', 'scheduled' or 'clocked', "
+            f"got {self.session_starts!r}",
+        )
+        require(
+            math.isfinite(self.start_gap_scale) and self.start_gap_scale > 0,
+            f"start gap scale must be > 0, got {self.start_gap_scale}",
+        )
+        require(
+            self.start_gap_scale == 1.0 or self.session_starts == "clocked",
+            f"a start gap scale ({self.start_gap_scale:g}) needs session starts 'clocked'",
         )
         require(
             math.isfinite(self.runtime_scale) and self.runtime_scale > 0,
@@ -201,13 +215,17 @@ class StaticUser:
             yield site.env.timeout(self.submittal.think())
             previous = last
 
-    def submit_batch(self, site: Site, previous: Job | None) -> Generator[Event, Any, Job | None]:
+    def submit_batch(
+        self, site: Site, previous: Job | None, session: int | None = None
+    ) -> Generator[Event, Any, Job | None]:
         """Submit one batch; return its last-submitted job (None if the horizon has passed).
 
         Each job depends on ``previous``, the last-submitted job of the session's previous
-        batch (None for a session's first batch).
+        batch (None for a session's first batch). ``session``: the session's id (None: the
+        user's current session).
         """
         env = site.env
+        session = self.session if session is None else session
         last = None
         for k in range(self.submittal.width()):
             if k:
@@ -215,7 +233,7 @@ class StaticUser:
             if env.now >= site.horizon:
                 break
             size, runtime, estimate = self.workpool.next_shape()
-            job = Job(size, runtime, estimate, user=self.id, session=self.session, batch=self.batch)
+            job = Job(size, runtime, estimate, user=self.id, session=session, batch=self.batch)
             if self.valuer is not None:
                 self.valuer.value(job)
             if previous is not None:
@@ -244,9 +262,13 @@ class CompleteUser(StaticUser):
         self.dynamics = SessionDynamics(profile, seed, uid, model.pcont_a, model.pcont_b)
         self.cycle = ActivityCycle.draw(stream(seed, uid, "cycle"), model.cycles)
         self.scheduled = model.session_starts == "scheduled"
+        self.clocked = model.session_starts == "clocked"
+        self.start_gap_scale = model.start_gap_scale
 
     def run(self, site: Site) -> ProcessGenerator:
         """Work in sessions inside the user's windows; continue or leave after each batch."""
+        if self.clocked:
+            return (yield from self.start_sessions(site))
         env = site.env
         previous: Job | None = None
         started = 0.0  # the session's first submission
@@ -261,6 +283,11 @@ class CompleteUser(StaticUser):
             if last is None:
                 return
             yield site.completion(last)
+            if not self.cycle.in_window(env.now):
+                # the window rule (users.md §3): a completion outside the window ends the
+                # session with no trial, think or break; the loop sleeps to the next opening
+                previous = None
+                continue
             if self.dynamics.continues(last.response):
                 yield env.timeout(self.submittal.think())
                 previous = last
@@ -271,6 +298,44 @@ class CompleteUser(StaticUser):
                 yield env.timeout(pause)
                 self.new_session()
                 previous = None
+
+    def start_sessions(self, site: Site) -> ProcessGenerator:
+        """Clocked session starts (a sensitivity option, not the thesis' model).
+
+        A session starts at each window opening; the next starts ``start_gap_scale`` × a break
+        drawn from the profile later (whole seconds, at least 1). A start that falls outside
+        the window is dropped and the clock restarts at the next opening. Each session is a
+        process of its own (:meth:`run_session`) and never waits for an earlier one, so the
+        start times depend on the user's draws alone, not on the scheduler.
+        """
+        env = site.env
+        while True:
+            if not self.cycle.in_window(env.now):
+                yield env.timeout(self.cycle.next_open(env.now) - env.now)
+            if env.now >= site.horizon:
+                return
+            env.process(self.run_session(site, self.session))
+            self.session += 1
+            gap = self.dynamics.break_length() * self.start_gap_scale
+            yield env.timeout(max(1.0, round(gap)))
+
+    def run_session(self, site: Site, session: int) -> ProcessGenerator:
+        """One clocked session: batches with a continue trial and a short think after each;
+        it ends on an abort, when a batch ends outside the window, or when its next
+        submission would fall outside the window."""
+        env = site.env
+        previous: Job | None = None
+        while True:
+            last = yield from self.submit_batch(site, previous, session)
+            if last is None:
+                return
+            yield site.completion(last)
+            if not self.cycle.in_window(env.now) or not self.dynamics.continues(last.response):
+                return
+            yield env.timeout(self.submittal.think())
+            if not self.cycle.in_window(env.now):
+                return
+            previous = last
 
 
 class Valuer:

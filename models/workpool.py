@@ -11,7 +11,7 @@ Two-level sampling captures the "locality of sampling" of real users, who resubm
 The estimate (requested time) is the runtime (``exact``, the default, as in the original study),
 a constant overestimation ``factor`` times it, or the runtime times a ``ratio`` drawn from the
 profile's requested/actual runtime ratios, capped at the profile's longest request. Estimates
-are never below :data:`sitesim.job.MIN_ESTIMATE`. Runtimes and estimates are whole seconds.
+are never below :data:`sitesim.engine.job.MIN_ESTIMATE`. Runtimes and estimates are whole seconds.
 
 ``runtime_scale`` (a workload transform of the sensitivity studies) multiplies every runtime
 drawn before it is rounded, and the cap on requests with it; each draw still uses one uniform,
@@ -26,9 +26,9 @@ from typing import Literal
 
 import numpy as np
 
+from sitesim.engine.job import MIN_ESTIMATE
 from sitesim.errors import require
-from sitesim.job import MIN_ESTIMATE
-from sitesim.profile import WorkloadProfile
+from sitesim.workload.profile import WorkloadProfile
 
 from .streams import draws, seconds, stream
 

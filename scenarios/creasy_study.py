@@ -13,8 +13,8 @@ or profile-ratio estimates. A sensitivity analysis, not a calibration: every lev
 Part 4: part 1's alpha study again in the one regime where part 3 finds an effect (runtimes
 x 1/20), at the user counts where EASY's utilization is about 0.6 and 0.9, with the two
 feedback loops apart at alpha 6000 (session aborts off). Part 5, the thesis regime: CREASY
-against EASY on the shipped profile "thesis" (sitesim.thesis_regime), calibrated only on the
-thesis' EASY baseline (--calibrate refits it; the comparison never does), 50-250 users, alpha
+against EASY on the shipped profile "thesis" (sitesim.workload.thesis_regime), calibrated only on
+the thesis' EASY baseline (--calibrate refits it; the comparison never does), 50-250 users, alpha
 up to 12000, 10 seeds, with the specification's and with scheduled session starts, and with
 aborts off. 5 seeds (10 in part 5), 95 % intervals by Student's t (experiments.md §4;
 docs/results/creasy.md).
@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.report import table
-from sitesim.runner import run
-from sitesim.scenario import pm
-from sitesim.sweeps import paired_differences, summarize_runs, sweep
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import SiteConfig
+from sitesim.runs.runner import run
+from sitesim.sweeps.sweep import paired_differences, summarize_runs, sweep
 
 ALPHAS = [0, 1500, 3000, 4500, 6000]
 SHOWN = ("throughput_per_h", "utilization", "jobs_per_session", "response_mean_min",
@@ -51,8 +51,8 @@ FULL = {
 }  # fmt: skip
 QUICK = {
     "seeds": 2, "days": 14.0, "users": [10, 40], "scan": [2, 5, 10, 20], "scan_seeds": 1,
-    "targets": [0.3, 0.7], "factor_days": 14.0, "factor_targets": [0.6],
-    "calibration_days": 14.0,
+    "targets": [0.3, 0.7], "factor_days": 3.0, "factor_targets": [0.6],
+    "calibration_days": 3.0,
 }  # fmt: skip
 #: Part 3's settings: one factor at a time around the shipped workload (the first, "baseline").
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -72,38 +72,53 @@ SHORT_JOBS = 0.05
 #: The thesis' baseline observables (chapter 5, EASY): (users, metric, value). The calibration
 #: fits break_scale to the throughput at 50 users and the batch-width cap to the session lengths
 #: at 50 and 250 users; the mean work of a job follows from utilization / throughput at 50 users
-#: (sitesim.thesis_regime.long_scale_for); the rest are checks, reported as residuals.
+#: (sitesim.workload.thesis_regime.long_scale_for); the rest are checks, reported as residuals.
 THESIS_BASELINE = [
     (50, "utilization", 0.35), (50, "throughput_per_h", 28.0), (50, "response_mean_min", 12.2),
-    (50, "slowdown_mean", 7.0), (50, "jobs_per_session", 2.69),
+    (50, "slowdown_mean", 7.0), (50, "jobs_per_session", 2.69), (50, "batches_per_session", 2.69),
     (50, "session_starts_per_user_h", 28.0 / 2.69 / 50),
     (250, "throughput_per_h", 47.0), (250, "utilization", 0.57), (250, "jobs_per_session", 1.73),
-    (250, "session_starts_per_user_h", 47.0 / 1.73 / 250),
+    (250, "batches_per_session", 1.73), (250, "session_starts_per_user_h", 47.0 / 1.73 / 250),
 ]  # fmt: skip
+#: Where each thesis value comes from: the 50-user utilization, throughput, response and
+#: slowdown are from the thesis' chapter 2, a worked run of CREASY (not EASY from chapter 5).
+THESIS_SOURCE = {
+    (50, "utilization"): "ch. 2, CREASY", (50, "throughput_per_h"): "ch. 2, CREASY",
+    (50, "response_mean_min"): "ch. 2, CREASY", (50, "slowdown_mean"): "ch. 2, CREASY",
+}  # fmt: skip
 THESIS_WORK = 0.35 * 128 * 3600 / 28.0  # processor-seconds per job
 THESIS_GAP_MAX = 60.0  # "very short" gaps inside a batch: the profile's gaps <= 1 minute
+#: Part 5's regimes: the shipped "thesis" profile (fitted) and the two revisited ones
+#: (sitesim.workload.thesis_regime.REVISITED).
+REGIMES = ("fitted", "work matched", "uncompressed")
 PART5 = {
-    "seeds": 10, "days": 182.0,
-    # (session starts, loops, users, alphas): the specification's mechanism everywhere, the
-    # loops apart and the second mechanism at fewer points (the comparison's CPU time)
+    "seeds": 6, "days": 91.0,
+    # (regime, session starts, loops, users, alphas): the revisited, work-matched regime with
+    # the thesis' session starts at three loads; the loops apart, clocked starts (a
+    # sensitivity option) and the other two regimes at 50 and 250 users (the comparison's CPU
+    # time: 180 runs of 91 days)
     "sweeps": [
-        ("after_break", "both loops", [50, 100, 150, 200, 250], [0, 1500, 3000, 6000, 12000]),
-        ("after_break", "aborts off", [50, 150, 250], [0, 6000]),
-        ("scheduled", "both loops", [50, 150, 250], [0, 6000, 12000]),
+        ("work matched", "after_break", "both loops", [50, 150, 250], [0, 3000, 6000, 12000]),
+        ("work matched", "after_break", "aborts off", [50, 250], [0, 6000]),
+        ("work matched", "clocked", "both loops", [50, 250], [0, 6000, 12000]),
+        ("uncompressed", "after_break", "both loops", [50, 250], [0, 6000]),
+        ("fitted", "after_break", "both loops", [50, 250], [0, 6000]),
     ],
     "calibration_seeds": [101, 102, 103], "calibration_days": 91.0, "widths": [1, 2, 3],
     "bisection_steps": 8,
 }  # fmt: skip
 PART5_QUICK = {
-    "seeds": 2, "days": 7.0,
+    "seeds": 2, "days": 3.0,
     "sweeps": [
-        ("after_break", "both loops", [50, 250], [0, 6000]),
-        ("after_break", "aborts off", [50, 250], [0, 6000]),
-        ("scheduled", "both loops", [50, 250], [0, 6000]),
+        ("work matched", "after_break", "both loops", [50, 250], [0, 6000]),
+        ("work matched", "after_break", "aborts off", [50, 250], [0, 6000]),
+        ("work matched", "clocked", "both loops", [50, 250], [0, 6000]),
+        ("uncompressed", "after_break", "both loops", [50], [0, 6000]),
+        ("fitted", "after_break", "both loops", [50], [0, 6000]),
     ],
     "calibration_seeds": [101], "calibration_days": 14.0, "widths": [1], "bisection_steps": 2,
 }  # fmt: skip
-STARTS = ("after_break", "scheduled")
+STARTS = ("after_break", "scheduled", "clocked")
 #: The alpha at which the two feedback loops are taken apart.
 LOOPS_ALPHA = 6000
 
@@ -223,7 +238,7 @@ def calibrate(task: tuple[SiteConfig, list[float], int]) -> dict[float, int]:
 
 def factor_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str, Any]:
     settings = {k: v for k, v in SETTINGS.items() if not args.quick or k in QUICK_SETTINGS}
-    base = SiteConfig(days=grid["factor_days"])
+    base = SiteConfig(days=grid["factor_days"], warmup_days=1 if args.quick else 7)
     calibration = base.replace(days=grid["calibration_days"], seed=seeds[0])
     tasks = [(calibration.replace(**levels), grid["factor_targets"],
               max(1, round(20 * levels.get("runtime_scale", 1.0) ** -0.5)))
@@ -273,9 +288,9 @@ def fit_breaks(task: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
     """For one session-start mechanism and batch-width cap: the break scale that gives EASY
     the thesis' throughput at 50 users (bisection on log scale, mean over the calibration
     seeds), and the baseline observables there (a worker's task)."""
-    from sitesim.profile import default_profile
-    from sitesim.simulation import simulate
-    from sitesim.thesis_regime import ThesisRegime, long_scale_for
+    from sitesim.runs.simulate import simulate
+    from sitesim.workload.profile import default_profile
+    from sitesim.workload.thesis_regime import ThesisRegime, long_scale_for
 
     starts, width, grid, quick = task
     base = default_profile()
@@ -307,50 +322,88 @@ def fit_breaks(task: tuple[str, int, dict[str, Any], bool]) -> dict[str, Any]:
 
 
 def thesis_calibration(grid: dict[str, Any], args: Any) -> dict[str, Any]:
-    """Fit each mechanism's break scale for every width cap; keep the width with the smallest
-    squared relative error of the two session lengths."""
-    tasks = [(starts, width, grid, args.quick) for starts in STARTS for width in grid["widths"]]
+    """Fit each mechanism's break scale for every width cap (the shipped, fitted regime); keep
+    the width with the smallest squared relative error of the two session lengths. And the
+    clocked starts' gap scale on the revisited, work-matched regime (:func:`fit_clocked`)."""
+    mechanisms = ("after_break", "scheduled")
+    tasks = [(starts, width, grid, args.quick) for starts in mechanisms
+             for width in grid["widths"]]  # fmt: skip
     fits = scenario.run_all(fit_breaks, tasks, args, "calibration", "fits")
     chosen = {starts: min((f for f in fits if f["session_starts"] == starts),
-                          key=lambda f: f["loss"]) for starts in STARTS}  # fmt: skip
-    return {"fits": fits, "chosen": chosen}
+                          key=lambda f: f["loss"]) for starts in mechanisms}  # fmt: skip
+    return {"fits": fits, "chosen": chosen, "clocked": fit_clocked(grid)}
+
+
+def fit_clocked(grid: dict[str, Any]) -> dict[str, float]:
+    """The ``start_gap_scale`` that gives clocked session starts EASY's throughput at 50 users
+    with the thesis' own starts (after_break), on the revisited, work-matched regime: the
+    sensitivity row then compares the mechanisms at the same baseline load (bisection on log
+    scale, mean over the calibration seeds)."""
+    from sitesim.runs.simulate import simulate
+    from sitesim.workload.profile import default_profile
+    from sitesim.workload.thesis_regime import REVISITED
+
+    profile = REVISITED["work matched"].apply(default_profile())
+    days, seeds = grid["calibration_days"], grid["calibration_seeds"]
+
+    def throughput(**settings: Any) -> float:
+        return float(np.mean([simulate(
+            users=50, scheduler="EASY", days=days, warmup_days=7.0 if days > 14 else 1.0,
+            profile=profile, seed=seed, **settings).summary.throughput_per_h
+            for seed in seeds]))  # fmt: skip
+
+    target = throughput()
+    low, high = np.log(0.5), np.log(50.0)  # throughput falls as the gaps grow
+    for _ in range(grid["bisection_steps"]):
+        middle = (low + high) / 2
+        got = throughput(session_starts="clocked", start_gap_scale=float(np.exp(middle)))
+        low, high = (middle, high) if got > target else (low, middle)
+    scale = float(np.exp((low + high) / 2))
+    return {"target_throughput_per_h": target, "start_gap_scale": round(scale, 2),
+            "throughput_per_h": throughput(session_starts="clocked",
+                                           start_gap_scale=round(scale, 2))}  # fmt: skip
 
 
 def residuals(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The thesis' baseline beside EASY's on the thesis profile (mean ± 95 % over seeds)."""
+    """The thesis' baseline beside EASY's on a regime (mean ± 95 % over seeds)."""
     out = []
     for users, metric, value in THESIS_BASELINE:
-        (row,) = summarize_runs([r for r in rows if r["users"] == users and r["alpha"] == 0],
-                                ["session_starts"], [metric])  # fmt: skip
-        out.append({"users": users, "metric": metric, "thesis": value, "sitesim": row[metric],
-                    "sitesim_ci95": row[f"{metric}_ci95"],
+        easy = [r for r in rows if r["users"] == users and r["alpha"] == 0]
+        if not easy:  # (a sweep without this user count)
+            continue
+        (row,) = summarize_runs(easy, ["regime"], [metric])
+        out.append({"users": users, "metric": metric, "thesis": value,
+                    "source": THESIS_SOURCE.get((users, metric), "ch. 5, EASY"),
+                    "sitesim": row[metric], "sitesim_ci95": row[f"{metric}_ci95"],
                     "residual_pct": 100 * (row[metric] / value - 1)})  # fmt: skip
     return out
 
 
 def thesis_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str, Any]:
-    """CREASY against EASY on the thesis profile: both session-start mechanisms, every alpha
-    and user count; and the two feedback loops apart (aborts off: responses no longer
-    end sessions) at alpha = LOOPS_ALPHA (scenario.LOOPS)."""
+    """CREASY against EASY in the thesis regimes (:data:`REGIMES`): every alpha and user count
+    of the sweeps; the two feedback loops apart (aborts off: responses no longer end sessions)
+    at alpha = LOOPS_ALPHA (scenario.LOOPS); clocked session starts as a sensitivity row."""
     import tempfile
 
-    from sitesim.profile import default_profile
-    from sitesim.thesis_regime import FITTED
+    from sitesim.workload.profile import default_profile
+    from sitesim.workload.thesis_regime import CLOCKED_START_GAP_SCALE, REVISITED
 
     base = SiteConfig(days=grid["days"], warmup_days=1 if args.quick else 7,
                       scheduler="CREASY")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
-        scheduled = f"{folder}/thesis_scheduled.json"
-        FITTED["scheduled"].apply(default_profile()).save(scheduled)
-        profiles = {"after_break": "thesis", "scheduled": scheduled}
+        profiles = {"fitted": "thesis"}
+        for name, regime in REVISITED.items():
+            profiles[name] = f"{folder}/{name.replace(' ', '_')}.json"
+            regime.apply(default_profile()).save(profiles[name])
         labels, configs = [], []
-        for starts, loops, users, alphas in grid["sweeps"]:
+        for regime, starts, loops, users, alphas in grid["sweeps"]:
             a, b = scenario.LOOPS[loops]
-            config = base.replace(profile=profiles[starts], session_starts=starts, pcont_a=a,
-                                  pcont_b=b)  # fmt: skip
+            gaps = CLOCKED_START_GAP_SCALE if starts == "clocked" else 1.0
+            config = base.replace(profile=profiles[regime], session_starts=starts, pcont_a=a,
+                                  pcont_b=b, start_gap_scale=gaps)  # fmt: skip
             for count, alpha, seed in itertools.product(users, alphas, seeds):
-                labels.append({"session_starts": starts, "loops": loops, "users": count,
-                               "alpha": alpha, "seed": seed})  # fmt: skip
+                labels.append({"regime": regime, "session_starts": starts, "loops": loops,
+                               "users": count, "alpha": alpha, "seed": seed})  # fmt: skip
                 configs.append(config.replace(users=count, seed=seed,
                                               scheduler_params={"alpha": alpha}))  # fmt: skip
         order = sorted(range(len(configs)), key=lambda k: -configs[k].users)  # long runs first
@@ -363,48 +416,67 @@ def thesis_study(grid: dict[str, Any], seeds: list[int], args: Any) -> dict[str,
     return analyze_thesis(runs)
 
 
+PART5_SHOWN = ("throughput_per_h", "utilization", "jobs_per_session", "batches_per_session",
+               "session_starts_per_user_h", "response_mean_min", "slowdown_mean")  # fmt: skip
+
+
 def analyze_thesis(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Part 5's tables from its runs: means, CREASY relative to EASY, the residuals of the
-    calibration, and CREASY's gain at LOOPS_ALPHA with both loops, with aborts off, and their
-    difference (what the session aborts add)."""
-    keys = ["session_starts", "loops", "users", "alpha"]
-    metrics = [*SHOWN, "session_starts_per_user_h", *CLASSES[1::3], *CLASSES[2::3]]
+    """Part 5's tables from its runs: means, CREASY relative to EASY, the residuals of each
+    regime's EASY baseline, and CREASY's gain at LOOPS_ALPHA with both loops, with aborts off,
+    and their difference (what the session aborts add)."""
+    keys = ["regime", "session_starts", "loops", "users", "alpha"]
+    metrics = [*PART5_SHOWN, *CLASSES[1::3], *CLASSES[2::3]]
     summary = summarize_runs(runs, keys, [*metrics, *CLASSES[::3]])
     relative = paired_differences(runs, keys, "alpha", 0, metrics, relative=True)
-    both = [r for r in runs if r["loops"] == "both loops"]
-    apart = {r["users"] for r in runs if r["loops"] == "aborts off"}
+    thesis_starts = [r for r in runs if r["loops"] == "both loops"
+                     and r["session_starts"] == "after_break"]  # fmt: skip
+    apart = [r for r in runs if r["loops"] == "aborts off"]
+    users = {r["users"] for r in apart}
+    regimes = {r["regime"] for r in apart}
     pairs = [{**r, "scheduler": "CREASY" if r["alpha"] else "EASY"} for r in runs
-             if r["session_starts"] == "after_break" and r["users"] in apart
-             and r["alpha"] in (0, LOOPS_ALPHA)]  # fmt: skip
+             if r["session_starts"] == "after_break" and r["users"] in users
+             and r["regime"] in regimes and r["alpha"] in (0, LOOPS_ALPHA)]  # fmt: skip
     return {"runs": runs, "summary": summary, "relative": relative,
-            "residuals": {s: residuals([r for r in both if r["session_starts"] == s])
-                          for s in STARTS},
+            "residuals": {g: residuals([r for r in thesis_starts if r["regime"] == g])
+                          for g in REGIMES if any(r["regime"] == g for r in thesis_starts)},
             "loops": scenario.loop_split(
-                pairs, [*SHOWN, "session_starts_per_user_h"], factors=["users"],
+                pairs, list(PART5_SHOWN), factors=["regime", "users"],
                 better="CREASY", worse="EASY")}  # fmt: skip
 
 
 def labels_order(row: dict[str, Any]) -> list[Any]:
-    """Part 5's runs in plan order: mechanism, loops, users, alpha, seed."""
-    return [STARTS.index(row["session_starts"]), row["loops"], row["users"], row["alpha"],
-            row["seed"]]  # fmt: skip
+    """Part 5's runs in plan order: regime, mechanism, loops, users, alpha, seed."""
+    return [REGIMES.index(row["regime"]), STARTS.index(row["session_starts"]), row["loops"],
+            row["users"], row["alpha"], row["seed"]]  # fmt: skip
 
 
 def print_thesis_study(study: dict[str, Any]) -> None:
-    print_loops(study["loops"])
-    for starts, rows in study["residuals"].items():
-        print(f"\nthesis baseline against EASY on the thesis profile ({starts}):")
-        print(table(("Users", "Metric", "Thesis", "sitesim", "Residual(%)"),
-                    [[r["users"], r["metric"], r["thesis"], pm(r, "sitesim"),
+    print(f"\nCREASY({LOOPS_ALPHA}) against EASY, the two loops apart, %:")
+    print(table(("Regime", "Users", "Loops", "Jobs/h", "Jobs/session", "Batches/session",
+                 "Starts/user-h", "Response"),
+                [[r["regime"], r["users"], r["loops"], *(pm(r, m, "+.1f") for m in
+                  ("throughput_per_h", "jobs_per_session", "batches_per_session",
+                   "session_starts_per_user_h", "response_mean_min"))]
+                 for r in study["loops"]]))  # fmt: skip
+    for regime, rows in study["residuals"].items():
+        print(f"\nthe thesis' baseline beside EASY, regime {regime!r}:")
+        print(table(("Users", "Metric", "Thesis", "Source", "sitesim", "Residual(%)"),
+                    [[r["users"], r["metric"], r["thesis"], r["source"], pm(r, "sitesim"),
                       f"{r['residual_pct']:+.1f}"] for r in rows]))  # fmt: skip
+    print("\nEASY (alpha = 0), means:")
+    print(table(("Regime", "Starts", "Loops", "Users", *PART5_SHOWN),
+                [[r["regime"], r["session_starts"], r["loops"], r["users"],
+                  *(pm(r, m) for m in PART5_SHOWN)]
+                 for r in study["summary"] if r["alpha"] == 0]))  # fmt: skip
     print("\nCREASY relative to EASY (alpha = 0), paired by seed, %:")
     print(table(
-        ("Starts", "Loops", "Users", "alpha", "Jobs/h", "Jobs/session", "Starts/user-h",
-         "Response", "Slowdown"),
-        [[r["session_starts"], r["loops"], r["users"], r["alpha"],
+        ("Regime", "Starts", "Loops", "Users", "alpha", "Jobs/h", "Jobs/session",
+         "Batches/session", "Starts/user-h", "Utilization", "Response", "Slowdown"),
+        [[r["regime"], r["session_starts"], r["loops"], r["users"], r["alpha"],
           *(pm(r, f"{m}_rel_pct", "+.1f") for m in
-            ("throughput_per_h", "jobs_per_session", "session_starts_per_user_h",
-             "response_mean_min", "slowdown_mean"))] for r in study["relative"]],
+            ("throughput_per_h", "jobs_per_session", "batches_per_session",
+             "session_starts_per_user_h", "utilization", "response_mean_min",
+             "slowdown_mean"))] for r in study["relative"]],
     ))  # fmt: skip
 
 
@@ -459,7 +531,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.update({"part3_runs.csv": part3["runs"], "part3_gains.csv": part3["gains"]})
         figures["part3.png"] = lambda path: factor_figure(part3, path)
     if args.part in ("4", "all"):
-        short = SiteConfig(days=grid["factor_days"], runtime_scale=SHORT_JOBS)
+        short = SiteConfig(days=grid["factor_days"], warmup_days=1 if args.quick else 7,
+                           runtime_scale=SHORT_JOBS)  # fmt: skip
         calibration = short.replace(days=grid["calibration_days"], seed=seeds[0])
         counts = calibrate((calibration, grid["factor_targets"], 90))
         print(f"\n== Part 4: runtimes x {SHORT_JOBS:g}; EASY utilization "
@@ -473,12 +546,14 @@ def main(argv: list[str] | None = None) -> int:
         tables.update({"part4_runs.csv": part4["runs"], "part4_relative.csv": part4["relative"]})
         figures["part4.png"] = lambda path: alpha_figure(part4, path, "users")
     if args.part in ("5", "all") and args.calibrate:
-        from sitesim.profile import default_profile
-        from sitesim.thesis_regime import ThesisRegime
+        from sitesim.workload.profile import default_profile
+        from sitesim.workload.thesis_regime import ThesisRegime
 
         fit = thesis_calibration(PART5_QUICK if args.quick else PART5, args)
         print("\n== Part 5, calibration (EASY, the thesis' baseline):")
         print(table(tuple(fit["fits"][0]), [list(f.values()) for f in fit["fits"]]))
+        print("\nclocked starts on the revisited, work-matched regime: "
+              + ", ".join(f"{k} {v:g}" for k, v in fit["clocked"].items()))  # fmt: skip
         data["part5_calibration"] = fit
         tables["part5_calibration.csv"] = fit["fits"]
         chosen = fit["chosen"]["after_break"]
@@ -503,24 +578,30 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- figures -----------------------------------------------------------------------------------
 def alpha_figure(study, path, x):  # type: ignore[no-untyped-def]
-    """Absolute throughput and session length per alpha, and both relative to EASY."""
-    from sitesim.figures import grid, lines_with_ci, save
+    """Absolute throughput and session length per alpha, and both relative to EASY: a 16:9
+    slide, the alphas' points side by side, one legend below."""
+    import matplotlib
 
-    fig, axes = grid(4, width=4.6, height=3.5, cols=2)
+    from sitesim.figures import SLIDE_STYLE, legend_below, lines_with_ci, save, slide
+
     panels = (
         (study["summary"], "throughput_per_h", "throughput (jobs/h)"),
         (study["summary"], "jobs_per_session", "session length (jobs)"),
         (study["relative"], "throughput_per_h_rel_pct", "throughput vs EASY (%)"),
         (study["relative"], "jobs_per_session_rel_pct", "session length vs EASY (%)"),
     )
-    for ax, (rows, metric, title) in zip(axes, panels, strict=True):
-        lines_with_ci(ax, rows, x, metric, "alpha", label="alpha {}")
-        if metric.endswith("_pct"):
-            ax.axhline(0, color="k", lw=0.8)
-        ax.set_xlabel(x)
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    levels = sorted({r[x] for r in study["summary"]})
+    step = min((b - a for a, b in itertools.pairwise(levels)), default=1)
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(2, 2, sharex=True)
+        for ax, (rows, metric, title) in zip(axes, panels, strict=True):
+            lines_with_ci(ax, rows, x, metric, "alpha", label="α = {}", dodge=0.06 * step)
+            if metric.endswith("_pct"):
+                ax.axhline(0, color="k", lw=1)
+                ax.set_xlabel(x)
+            ax.set_title(title)
+            ax.grid(alpha=0.3)
+        legend_below(fig, axes[0], ncols=5)
     return save(fig, path)
 
 
@@ -551,25 +632,30 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
 
 
 def thesis_figure(study, path):  # type: ignore[no-untyped-def]
-    """Part 5: CREASY's gain in throughput and session length per alpha and user count, for
-    each session-start mechanism, with both loops and with session aborts off."""
+    """Part 5: CREASY's gain in throughput and in session length (jobs and batches) per user
+    count, in the revisited, work-matched regime: the thesis' session starts with both loops
+    and with session aborts off, and clocked starts (a sensitivity option)."""
     from sitesim.figures import grid, lines_with_ci, save
 
-    fig, axes = grid(4, width=4.6, height=3.5, cols=2)
-    for row, starts in enumerate(STARTS):
-        for col, metric in enumerate(("throughput_per_h", "jobs_per_session")):
-            ax = axes[2 * row + col]
-            rows = [r for r in study["relative"] if r["session_starts"] == starts]
-            for loops, style in (("both loops", "-"), ("aborts off", ":")):
-                chosen = [r for r in rows if r["loops"] == loops]
-                lines_with_ci(ax, chosen, "users", f"{metric}_rel_pct", "alpha",
-                              label=f"alpha {{}} ({loops})", linestyle=style)  # fmt: skip
-            ax.axhline(0, color="k", lw=0.8)
-            ax.set_xlabel("users")
-            what = "throughput" if col == 0 else "session length"
-            ax.set_title(f"{what} vs EASY (%), sessions {starts}", fontsize=10)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=6)
+    metrics = ("throughput_per_h", "jobs_per_session", "batches_per_session")
+    titles = ("throughput", "jobs per session", "batches per session")
+    fig, axes = grid(3, width=4.8, height=3.6, cols=3)
+    rows = [r for r in study["relative"] if r["regime"] == "work matched"]
+    for ax, metric, title in zip(axes, metrics, titles, strict=True):
+        for (starts, loops), style in ((("after_break", "both loops"), "-"),
+                                       (("after_break", "aborts off"), ":"),
+                                       (("clocked", "both loops"), "--")):  # fmt: skip
+            chosen = [r for r in rows if r["session_starts"] == starts and r["loops"] == loops
+                      and r["alpha"] in (6000, 12000)]  # fmt: skip
+            name = "after break" if starts == "after_break" else "clocked"
+            lines_with_ci(ax, chosen, "users", f"{metric}_rel_pct", "alpha",
+                          label=f"alpha {{}}, {name}, {loops}", linestyle=style)  # fmt: skip
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xlabel("users")
+        ax.set_title(f"CREASY vs EASY: {title} (%)")
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=9)
     return save(fig, path)
 
 

@@ -37,15 +37,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.config import ReplayConfig, RunConfig, SiteConfig
-from sitesim.metrics import slowdowns, window_jobs
-from sitesim.report import table
-from sitesim.runner import run
-from sitesim.scenario import pm
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.engine.metrics import slowdowns, window_jobs
+from sitesim.results.report import table
+from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
+from sitesim.runs.replay import run_replay
+from sitesim.runs.runner import run
 from sitesim.schedulers.planning import METRICS, POLICIES, DynP, decide
-from sitesim.sweeps import counters, paired_differences, summarize_runs
-from sitesim.trace_replay import run_replay
+from sitesim.sweeps.sweep import counters, paired_differences, summarize_runs
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 #: The traces of part 1 (short name: file), and the job lines of those replayed in part only.
@@ -143,9 +143,9 @@ class CaseDynP(DynP):
         super().__init__(**params)
         self.cases: Counter[tuple[str, str, str]] = Counter()
 
-    def step(self, now: float, free: int, running: Any) -> Any:
+    def step(self, now: float, resources: Any) -> Any:
         before = self.policy
-        plans = super().step(now, free, running)
+        plans = super().step(now, resources)
         self.cases[best_set(self.last_scores), before, self.policy] += 1
         return plans
 

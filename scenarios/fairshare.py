@@ -34,16 +34,16 @@ from typing import Any
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.account_metrics import per_account
-from sitesim.associations import Associations
-from sitesim.config import ReplayConfig, SiteConfig
-from sitesim.metrics import DAY
-from sitesim.replications import paired_differences, summarize_runs
-from sitesim.report import result_trace, table
-from sitesim.runner import run
-from sitesim.site import SiteResult
-from sitesim.trace_replay import run_replay
+from sitesim.cli import scenario
+from sitesim.engine.metrics import DAY
+from sitesim.engine.site import SiteResult
+from sitesim.results.report import result_trace, table
+from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.runs.replay import run_replay
+from sitesim.runs.runner import run
+from sitesim.slurm.accounts import per_account
+from sitesim.slurm.associations import Associations
+from sitesim.sweeps.replications import paired_differences, summarize_runs
 
 PROCS = 128
 #: The fairshare weights; the age weight of every configuration.
@@ -204,38 +204,49 @@ def report(users: int, accounts: str, days: float, seeds: int, means: list[dict[
 
 def figure(change: list[dict[str, Any]], path: Path) -> Path:
     """Change of jobs an hour and of mean wait of the heavy and the light accounts against the
-    fairshare weight, one line a half-life, site-level against the open replay, with 95 %
-    intervals."""
-    import matplotlib.pyplot as plt
+    fairshare weight, one colour a half-life, site-level (solid) against the open replay
+    (dashed; its jobs an hour cannot change: the trace fixes them), with 95 % intervals; a
+    16:9 slide, the legend below the panels."""
+    import matplotlib
 
-    from sitesim.figures import save
+    from sitesim.figures import OKABE_ITO, SLIDE_STYLE, legend_below, save, slide
 
     panels = (("jobs_per_hour", "jobs an hour"), ("wait_mean_min", "mean wait"))
-    colors = dict(zip(HALF_LIVES, ("tab:green", "tab:blue", "tab:purple"), strict=True))
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), layout="constrained", sharex=True)
-    for row, (metric, title) in enumerate(panels):
-        for col, group in enumerate(("heavy", "light")):
-            ax = axes[row][col]
-            for k, half_life in enumerate(HALF_LIVES):
-                for j, (model, style) in enumerate((("closed", "-o"), ("open", "--s"))):
-                    mine = [r for r in change if r["model"] == model and r["unit"] == group
-                            and r["half_life"] == half_life]  # fmt: skip
-                    x = np.array([r["weight"] for r in mine], dtype=float) * 1.05 ** (
-                        2 * k + j - 2.5
-                    )
-                    kind = "site-level" if model == "closed" else "open replay"
-                    ax.errorbar(x, [r[metric] for r in mine],
-                                yerr=[r[f"{metric}_ci95"] for r in mine], fmt=style,
-                                capsize=3, color=colors[half_life], ms=4,
-                                label=f"{kind}, half-life {half_life.split('-')[0]} d")  # fmt: skip
-            ax.axhline(0, color="grey", lw=0.8)
-            ax.set_xscale("log")
-            ax.set_xticks(WEIGHTS[1:], [str(w) for w in WEIGHTS[1:]])
-            ax.set_title(f"{group} accounts: {title}, change % from weight 0")
-            ax.grid(alpha=0.3)
-            if row == 1:
-                ax.set_xlabel(f"PriorityWeightFairshare (PriorityWeightAge {AGE_WEIGHT})")
-    axes[0][0].legend(fontsize=7)
+    colors = dict(zip(HALF_LIVES, OKABE_ITO, strict=False))
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(2, 2, sharex=True)
+        for row, (metric, title) in enumerate(panels):
+            for col, group in enumerate(("heavy", "light")):
+                ax = axes[2 * row + col]
+                models = (("closed", "-o"),) if metric == "jobs_per_hour" else (
+                    ("closed", "-o"), ("open", "--s"))  # fmt: skip
+                for k, half_life in enumerate(HALF_LIVES):
+                    for j, (model, style) in enumerate(models):
+                        mine = [r for r in change if r["model"] == model and r["unit"] == group
+                                and r["half_life"] == half_life]  # fmt: skip
+                        spread = len(HALF_LIVES) * len(models)
+                        x = np.array([r["weight"] for r in mine], dtype=float) * 1.07 ** (
+                            len(models) * k + j - (spread - 1) / 2
+                        )
+                        kind = "site-level" if model == "closed" else "open replay"
+                        days = half_life.split("-")[0]
+                        ax.errorbar(x, [r[metric] for r in mine],
+                                    yerr=[r[f"{metric}_ci95"] for r in mine], fmt=style,
+                                    color=colors[half_life], mfc="white" if j else None,
+                                    label=f"{kind}, half-life {days} d")  # fmt: skip
+                ax.axhline(0, color="grey", lw=1)
+                ax.set_xscale("log")
+                ax.set_xticks(WEIGHTS[1:], [str(w) for w in WEIGHTS[1:]])
+                ax.minorticks_off()
+                ax.set_title(f"{group} accounts: {title}")
+                if col == 0:
+                    ax.set_ylabel("change from weight 0 (%)")
+                ax.grid(alpha=0.3)
+                if row == 1:
+                    ax.set_xlabel(f"PriorityWeightFairshare (PriorityWeightAge {AGE_WEIGHT})")
+        axes[0].text(0.02, 0.04, "open replay: 0 by construction (the trace fixes the jobs)",
+                     transform=axes[0].transAxes, fontsize=11, color="grey")  # fmt: skip
+        legend_below(fig, axes[2], ncols=3)
     return save(fig, path)
 
 

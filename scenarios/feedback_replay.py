@@ -22,12 +22,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import ReplayConfig
-from sitesim.report import table, write_outputs
-from sitesim.simulation import simulate
-from sitesim.swf import read_swf
-from sitesim.trace_replay import run_replay
+from sitesim.cli import scenario
+from sitesim.results.report import table, write_outputs
+from sitesim.runs.config import ReplayConfig
+from sitesim.runs.replay import run_replay
+from sitesim.runs.simulate import simulate
+from sitesim.workload.swf import read_swf
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 NAMES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "CTC-SP2-1996-3.1-cln.swf.gz",
@@ -100,28 +100,32 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def figure(rows, path):  # type: ignore[no-untyped-def]
-    """Per trace: mean wait and throughput, open against feedback, per scheduler."""
+    """Per trace: mean wait and throughput, open against feedback, per scheduler (a 16:9
+    slide; the schedulers named in full)."""
+    import matplotlib
     import numpy as np
 
-    from sitesim.figures import grid, save
+    from sitesim.figures import SLIDE_STYLE, legend_below, save, slide
 
     traces = list(dict.fromkeys(row["trace"] for row in rows))
-    fig, axes = grid(2 * len(traces), width=4.6, height=3.4, cols=2)
-    for t, trace in enumerate(traces):
-        mine = [row for row in rows if row["trace"] == trace]
-        x = np.arange(len(mine))
-        for ax, metric, title in (
-            (axes[2 * t], "wait_mean_min", "mean wait (min)"),
-            (axes[2 * t + 1], "throughput_per_h", "throughput (jobs/h)"),
-        ):
-            ax.bar(x - 0.2, [r[f"open_{metric}"] for r in mine], 0.4, label="open")
-            ax.bar(x + 0.2, [r[f"feedback_{metric}"] for r in mine], 0.4, label="feedback")
-            ax.set_xticks(x, [r["scheduler"][:5] for r in mine])
-            ax.set_title(f"{trace}: {title}", fontsize=9)
-            if metric == "wait_mean_min":
-                ax.set_yscale("log")
-            ax.grid(alpha=0.3, axis="y")
-            ax.legend(fontsize=7)
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(2, len(traces))
+        for t, trace in enumerate(traces):
+            mine = [row for row in rows if row["trace"] == trace]
+            x = np.arange(len(mine))
+            for ax, metric, title in (
+                (axes[t], "wait_mean_min", "mean wait (min)"),
+                (axes[len(traces) + t], "throughput_per_h", "throughput (jobs/h)"),
+            ):
+                ax.bar(x - 0.2, [r[f"open_{metric}"] for r in mine], 0.4, label="open replay")
+                ax.bar(x + 0.2, [r[f"feedback_{metric}"] for r in mine], 0.4,
+                       label="feedback replay")  # fmt: skip
+                ax.set_xticks(x, [r["scheduler"] for r in mine], rotation=30, ha="right")
+                ax.set_title(f"{trace}: {title}", fontsize=12)
+                if metric == "wait_mean_min":
+                    ax.set_yscale("log")
+                ax.grid(alpha=0.3, axis="y")
+        legend_below(fig, axes[0], ncols=2)
     return save(fig, path)
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.replications import paired_differences
-from sitesim.report import result_trace, table
-from sitesim.runner import run
-from sitesim.sweeps import summarize_runs, sweep
-from sitesim.trace_replay import replay
+from sitesim.cli import scenario
+from sitesim.results.report import result_trace, table
+from sitesim.runs.config import SiteConfig
+from sitesim.runs.replay import replay
+from sitesim.runs.runner import run
+from sitesim.sweeps.replications import paired_differences
+from sitesim.sweeps.sweep import summarize_runs, sweep
 
 SCHEDULERS = ("FCFS", "EASY")
 FULL = {
@@ -105,25 +105,46 @@ TITLES = {
 
 
 def figure(summary, metric, path):  # type: ignore[no-untyped-def]
-    """One metric against offered load (closed and open), and against users (closed)."""
-    from sitesim.figures import grid, lines_with_ci, log_scale, save
+    """One metric against offered load (closed and open), and against users (closed): a 16:9
+    slide. Open replays whose lines coincide (every scheduler's throughput is the trace's)
+    stay visible: hollow markers of two sizes."""
+    import matplotlib
 
-    fig, (by_load, by_users) = grid(2, width=5.4, height=4.0)
-    for model, style in (("closed", "-"), ("open", "--")):
-        rows = [{**r, "x": r["offered_load"]} for r in summary if r["model"] == model]
-        lines_with_ci(by_load, rows, "x", metric, "scheduler", label=f"{{}}, {model}", ls=style)
-    closed = [r for r in summary if r["model"] == "closed"]
-    lines_with_ci(by_users, closed, "level", metric, "scheduler", label="{}, closed")
-    if metric.endswith("_min"):
-        log_scale(by_load, "y")
-        log_scale(by_users, "y")
-    by_load.set_xlabel("offered load")
-    by_users.set_xlabel("static users (closed)")
-    for ax in (by_load, by_users):
-        ax.set_ylabel(TITLES[metric])
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(f"{TITLES[metric]}: users in the loop (closed) versus trace compression (open)")
+    from sitesim.figures import (
+        SLIDE_STYLE,
+        legend_below,
+        lines_with_ci,
+        log_scale,
+        save,
+        slide,
+    )
+
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, (by_load, by_users) = slide(1, 2)
+        colors = dict(zip(("FCFS", "EASY"), ("#0072b2", "#d55e00"), strict=True))
+        for name in ("FCFS", "EASY"):
+            for model in ("closed", "open"):
+                rows = [{**r, "x": r["offered_load"]} for r in summary
+                        if r["model"] == model and r["scheduler"] == name]  # fmt: skip
+                style = (dict(ls="-", marker="o") if model == "closed" else
+                         dict(ls="--", marker="s" if name == "FCFS" else "^", mfc="none",
+                              ms=11 if name == "FCFS" else 6))  # fmt: skip
+                lines_with_ci(by_load, rows, "x", metric, "scheduler", label=f"{{}}, {model}",
+                              color=colors[name], **style)  # fmt: skip
+            closed = [r for r in summary if r["model"] == "closed" and r["scheduler"] == name]
+            lines_with_ci(by_users, closed, "level", metric, "scheduler", label="{}, closed",
+                          color=colors[name], marker="o")  # fmt: skip
+        if metric.endswith("_min"):
+            log_scale(by_load, "y")
+            log_scale(by_users, "y")
+        by_load.set_xlabel("offered load")
+        by_users.set_xlabel("static users (closed)")
+        for ax in (by_load, by_users):
+            ax.set_ylabel(TITLES[metric])
+            ax.grid(alpha=0.3)
+        legend_below(fig, by_load, ncols=4)
+        fig.suptitle(f"{TITLES[metric]}: users in the loop (closed) versus trace compression "
+                     "(open)")  # fmt: skip
     return save(fig, path)
 
 

@@ -33,16 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.compare import drain_days
-from sitesim.config import ReplayConfig, SiteConfig
-from sitesim.metrics import DAY, HOUR, summarize
+from sitesim.cli import scenario
+from sitesim.engine.metrics import DAY, HOUR, summarize
+from sitesim.engine.site import SiteResult
 from sitesim.output import atomic_write
-from sitesim.replications import paired_differences, summarize_runs
-from sitesim.report import result_trace, table
-from sitesim.runner import run
-from sitesim.site import SiteResult
-from sitesim.trace_replay import run_replay
+from sitesim.results.report import result_trace, table
+from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.runs.replay import run_replay
+from sitesim.runs.runner import run
+from sitesim.sweeps.compare import drain_days
+from sitesim.sweeps.replications import paired_differences, summarize_runs
 
 #: The window's durations, hours; where it starts and how often (Slurm time syntax).
 LEVELS = (0, 2, 4, 8)

@@ -25,11 +25,11 @@ import math
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.report import table
-from sitesim.scenario import pm
-from sitesim.sweeps import paired_differences, summarize_runs, sweep
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import SiteConfig
+from sitesim.sweeps.sweep import paired_differences, summarize_runs, sweep
 
 MINUTES_PER_DAY = 1440.0
 PROCS = 128

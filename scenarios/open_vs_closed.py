@@ -21,13 +21,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.cli import main as sitesim
-from sitesim.compare import METRICS, ComparePoint, compare_point
-from sitesim.config import SiteConfig
+from sitesim.cli import scenario
+from sitesim.cli.main import main as sitesim
 from sitesim.errors import SitesimError
-from sitesim.replications import paired_differences, summarize_runs
-from sitesim.report import table
+from sitesim.results.report import table
+from sitesim.runs.config import SiteConfig
+from sitesim.sweeps.compare import METRICS, ComparePoint, compare_point
+from sitesim.sweeps.replications import paired_differences, summarize_runs
 
 FULL = {"users": "2-12", "step": "2", "days": "28,91,182", "seeds": "5"}
 QUICK = {"users": "2-6", "step": "4", "days": "14", "seeds": "2"}

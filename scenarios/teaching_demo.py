@@ -32,15 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.commands.arguments import positive_float, positive_int
-from sitesim.config import SiteConfig
+from sitesim.cli import scenario
+from sitesim.cli.commands.arguments import positive_float, positive_int
+from sitesim.engine.site import SiteResult
 from sitesim.errors import SitesimError
-from sitesim.replications import summarize_runs
-from sitesim.report import table
-from sitesim.runner import run
-from sitesim.site import SiteResult
-from sitesim.timeline import hourly
+from sitesim.results.report import table
+from sitesim.results.timeline import hourly
+from sitesim.runs.config import SiteConfig
+from sitesim.runs.runner import run
+from sitesim.sweeps.replications import summarize_runs
 from sitesim.views.animation import animate
 from sitesim.views.gantt import draw_gantt
 from sitesim.views.lanes import lanes_figure

@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from sitesim import scenario
-from sitesim.config import ReplayConfig
-from sitesim.report import table
-from sitesim.scenario import pm
-from sitesim.sweeps import summarize_runs, with_competitive_ratios
-from sitesim.swf import SWFTrace, read_swf
-from sitesim.trace_replay import machine_size
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import ReplayConfig
+from sitesim.runs.replay import machine_size
+from sitesim.sweeps.sweep import summarize_runs, with_competitive_ratios
+from sitesim.workload.swf import SWFTrace, read_swf
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 CHOICES = ("SDSC-BLUE-2000-4.2-cln.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz",

@@ -15,7 +15,7 @@ intervals by Student's t over the seeds (docs/results/utility-site.md).
     python scenarios/utility_site.py [--quick] [--out DIR] [--seed S] [--seeds N]
                                      [--serial | --workers N | --dask ...]
 
---quick: 6 users, 14 days, two seeds.
+--quick: 6 users, 7 days, two seeds.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.report import table
-from sitesim.scenario import pm
-from sitesim.sweeps import sweep
+from sitesim.cli import scenario
+from sitesim.cli.scenario import pm
+from sitesim.results.report import table
+from sitesim.runs.config import SiteConfig
+from sitesim.sweeps.sweep import sweep
 
 SCHEDULERS = ["EASY", "CONSERVATIVE", "PRIORITY", "GA", "PRIO", "FIRSTPRICE"]
 FULL = {"users": [20, 40], "days": 91.0, "warmup_days": 7.0}
-QUICK = {"users": [6], "days": 14.0, "warmup_days": 2.0}
+QUICK = {"users": [6], "days": 7.0, "warmup_days": 1.0}
 
 
 def label(row: dict[str, Any]) -> str:

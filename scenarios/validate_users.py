@@ -6,7 +6,8 @@
    reported, beside a *noise floor*: the KS statistic between two runs that differ only in their
    seed. Users reuse job shapes (size repetitions) and batches cluster jobs, so the effective
    sample size is far below the job count and the floor is the fair yardstick.
-2. The same jobs decomposed back with ``sitesim.activity`` (the trace-analysis definitions):
+2. The same jobs decomposed back with ``sitesim.workload.activity`` (the trace-analysis
+definitions):
    how much of the generated structure an analyst would recover from the output SWF.
 3. Complete users: the share of submissions in daytime (07:30-17:30, Monday 00:00 = time 0)
    and on weekdays, against the model's 70 % day workers and 80 % weekday workers.
@@ -25,17 +26,17 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sitesim.activity import decompose
-from sitesim.metrics import pair_keys
+from sitesim.engine.metrics import pair_keys
 from sitesim.models.cycles import ActivityCycle
 from sitesim.models.streams import stream
 from sitesim.models.users import UserModel
 from sitesim.output import atomic_write, to_json
-from sitesim.profile import WorkloadProfile, default_profile
-from sitesim.report import result_header, result_swf
+from sitesim.results.report import result_header, result_swf
+from sitesim.runs.simulate import simulate
 from sitesim.schedulers import create
-from sitesim.simulation import simulate
-from sitesim.swf import SWFTrace
+from sitesim.workload.activity import decompose
+from sitesim.workload.profile import WorkloadProfile, default_profile
+from sitesim.workload.swf import SWFTrace
 
 DAY = 86_400.0
 

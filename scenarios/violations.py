@@ -16,12 +16,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from sitesim import scenario
-from sitesim.config import SiteConfig
-from sitesim.report import result_trace, table
-from sitesim.runner import run
-from sitesim.sweeps import summarize_runs
-from sitesim.trace_replay import replay
+from sitesim.cli import scenario
+from sitesim.results.report import result_trace, table
+from sitesim.runs.config import SiteConfig
+from sitesim.runs.replay import replay
+from sitesim.runs.runner import run
+from sitesim.sweeps.sweep import summarize_runs
 
 SCHEDULERS = ("FCFS", "EASY")
 FULL = {"users": 10, "days": 182.0, "loads": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], "seeds": 5}

@@ -118,6 +118,13 @@ def stored_params(name: str, scheduler: Scheduler, given: dict[str, Any]) -> dic
     return {**defaults, **{key: value for key, value in given.items() if value is not None}}
 
 
+def label(name: str, params: dict[str, Any]) -> str:
+    """The label of scheduler ``name`` with ``params`` (:func:`scheduler_label`), the files it
+    names shown by their names when ``name`` is registered."""
+    known = REGISTRY.get(name.upper()) if isinstance(name, str) else None
+    return scheduler_label(name, params, known.file_parameters if known is not None else ())
+
+
 def registered(scheduler: Scheduler) -> bool:
     """True when ``create(scheduler.name, **scheduler.params())`` rebuilds ``scheduler``."""
     return REGISTRY.get(scheduler.name) is type(scheduler) and scheduler.describable
@@ -146,6 +153,6 @@ def create(name: str, **params: Any) -> Scheduler:
 __all__ = [
     "CREASY", "EASY", "ECON", "FCFS", "GA", "LJF", "PRIO", "REGISTRY", "SCDF", "SJF", "SLURM",
     "Conservative", "DynP", "FirstPrice", "Planning", "PriorityFIFO", "Scheduler",
-    "canonical_name", "create", "parameters", "registered", "scheduler_class", "scheduler_label",
-    "shadow_time", "stored_params",
+    "canonical_name", "create", "label", "parameters", "registered", "scheduler_class",
+    "scheduler_label", "shadow_time", "stored_params",
 ]  # fmt: skip

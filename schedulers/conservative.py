@@ -1,12 +1,14 @@
 """Conservative backfilling: every waiting job holds a reservation.
 
 On arrival a job is placed at the earliest time it fits for its whole estimated runtime in the
-availability profile, without disturbing any earlier reservation; a job starts when its
-reservation comes. When a job ends earlier than its estimate the schedule is *compressed*: the
+plan of the machine (:class:`~sitesim.engine.resources.Plan`), without disturbing any earlier
+reservation; a job starts when its reservation comes. When a job ends earlier than its estimate
+(or a job is withdrawn, or nodes go down or come back) the schedule is *compressed*: the
 waiting jobs are re-planned one by one in order of their current reservations (ties by
-arrival), each at its earliest fit. In that order a job's old slot is still free when its turn
-comes, so no job ever moves later than its current reservation, and none starts later than the
-time promised when it arrived.
+arrival), each at its earliest start no later than its reservation (on nodes, on the resources
+it holds). In that order a job's old slot is still free when its turn comes, so no job ever
+moves later than its current reservation, and none starts later than the time promised when it
+arrived (unless the nodes it was promised went down).
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ import math
 from bisect import insort
 from typing import Any
 
-from sitesim.job import Job
-from sitesim.machine import Running
+from sitesim.engine.job import Job
+from sitesim.engine.resources import Plan, Resources
 
-from .availability import AvailabilityProfile
 from .base import Scheduler
 
 
@@ -26,19 +27,19 @@ class Conservative(Scheduler):
     """Conservative backfilling with schedule compression."""
 
     name = "CONSERVATIVE"
-    platform_mode = "conservative"
 
     def __init__(self) -> None:
         super().__init__()
-        #: The current reservation of each waiting job.
+        #: The current reservation of each waiting job, and where (None: nowhere yet).
         self.reservation: dict[Job, float] = {}
+        self._where: dict[Job, Any] = {}
         #: The start time promised to each job when it arrived, by job id.
         self.promised: dict[int, float] = {}
         self._arrived: list[Job] = []
-        self._profile: AvailabilityProfile | None = None
+        self._plan: Plan | None = None
         self._compressions = 0
-        #: On a platform: the waiting jobs are to be re-planned at the next pass (a job ended
-        #: early, a job was withdrawn, nodes went down or came back).
+        #: The waiting jobs are to be re-planned at the next pass (a job ended early, a job
+        #: was withdrawn, nodes went down or came back).
         self.compress_due = False
 
     def submit(self, job: Job, now: float) -> None:
@@ -50,56 +51,70 @@ class Conservative(Scheduler):
         self._arrived = [job for job in self._arrived if job not in gone]
         for job in jobs:
             self.reservation.pop(job, None)
-        self._profile = None  # their reservations free processor-time: re-plan
+            self._where.pop(job, None)
+        self._plan = None  # their reservations free processor-time: re-plan
         self.compress_due = True
 
     def job_ended(self, job: Job, now: float) -> None:
         if not now >= job.start + job.estimate:  # (NaN: a job requeued after a node failed)
-            self._profile = None  # ended early: compress at the next pass
+            self._plan = None  # ended early: compress at the next pass
             self.compress_due = True
 
     def nodes_changed(self) -> None:
+        self._plan = None
         self.compress_due = True
 
     def _order(self, job: Job) -> tuple[float, int]:
         return (self.reservation[job], job.id)
 
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
-        profile = self._profile
-        if self.queue and self.reservation[self.queue[0]] < now:
-            profile = None  # a pass came late (the engine never does this): re-plan from now
-        if profile is None:
-            profile = self._profile = AvailabilityProfile(now, free, running)
-            if self.queue:
-                self._compressions += 1
-                for job in self.queue:  # already in reservation order
-                    self.reservation[job] = profile.place(job.size, job.estimate)
-                self.queue.sort(key=self._order)
+    def select(self, now: float, resources: Resources) -> list[Job]:
+        plan = self._plan
+        queue = self.queue
+        late = bool(queue) and self.reservation[queue[0]] < now  # (a pass came late)
+        if plan is not None and not late and resources.carries(plan):
+            plan.advance(now)
         else:
-            profile.advance(now)
+            plan = self._plan = resources.new_plan()
+            compress = self.compress_due or late
+            if queue and compress:
+                self._compressions += 1
+            for job in queue:  # in reservation order
+                start, where = self.reservation[job], self._where[job]
+                if where is None:
+                    start, where = plan.earliest(job)
+                elif compress:
+                    start, where = plan.move_up(job, max(start, now), where)
+                self._hold(plan, job, start, where)
+            if compress:
+                queue.sort(key=self._order)
+        self.compress_due = False
+        reservation, wheres, promised = self.reservation, self._where, self.promised
         for job in self._arrived:
-            start = profile.place(job.size, job.estimate)
-            self.reservation[job] = start
-            self.promised[job.id] = start
-            insort(self.queue, job, key=self._order)
+            start, where = plan.place(job)
+            reservation[job] = start
+            wheres[job] = where
+            promised[job.id] = start
+            insort(queue, job, key=self._order)
         self._arrived.clear()
         due = 0
-        for job in self.queue:
-            if self.reservation[job] > now:
+        for job in queue:
+            if reservation[job] > now:
                 break
             due += 1
-        started = self.queue[:due]  # a prefix: allocate() dequeues it
+        started = queue[:due]  # a prefix: allocate() dequeues it
         for job in started:
-            del self.reservation[job]
+            resources.take_now(job, wheres.pop(job))
+            del reservation[job]
         return started
 
-    def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
-        """Every waiting job by its current reservation, new arrivals last (by arrival)."""
-        self.queue.extend(self._arrived)
-        self._arrived.clear()
-        reservation = self.reservation
-        self.queue.sort(key=lambda job: (reservation.get(job, math.inf), job.id))
-        return list(self.queue)
+    def _hold(self, plan: Plan, job: Job, start: float, where: Any) -> None:
+        """Reserve ``job`` at ``start`` on ``where`` (nowhere: at no time, yet)."""
+        if where is None:
+            start = math.inf
+        else:
+            plan.reserve(job, start, where)
+        self.reservation[job] = start
+        self._where[job] = where
 
     def stats(self) -> dict[str, Any]:
         return {"compressions": self._compressions}

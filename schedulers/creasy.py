@@ -13,15 +13,16 @@ eventually has the highest priority and EASY's guarantee against starvation hold
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
+from sitesim.engine.job import Job
+from sitesim.engine.resources import Resources
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
 
-from .queue_order import EASY, ArrivalColumns, backfill_screened, reserve
+from .queue_order import EASY, ArrivalColumns
 
 Minutes = TypeVar("Minutes", float, np.ndarray)
 
@@ -49,11 +50,12 @@ class CREASY(EASY):
 
     The waiting jobs' submit times, estimates, sizes and ids are kept beside EASY's queue list
     (:class:`~sitesim.schedulers.queue_order.ArrivalColumns`). Long queues are handled in
-    NumPy: all priorities come from one vectorized expression, and only the jobs that pass
-    EASY's backfilling test with the pass's initial free and extra processors (a necessary
-    condition, since both only shrink) are visited one by one. Short queues are sorted in plain
-    Python, which is faster there. Either way the rules are EASY's (:func:`reserve`,
-    :func:`backfill_jobs`).
+    NumPy: all priorities come from one vectorized expression, and the machine is given the
+    sizes and estimates in that order, so that on processors only the jobs that pass EASY's
+    backfilling test with the pass's initial free and extra processors (a necessary condition,
+    since both only shrink) are visited one by one. Short queues are sorted in plain Python,
+    which is faster there. Either way the rules are EASY's
+    (:meth:`~sitesim.engine.resources.Resources.backfill`).
 
     Args:
         alpha: weight of criticality against seniority (minutes), ``alpha >= 0``.
@@ -100,25 +102,22 @@ class CREASY(EASY):
         """Queue positions by priority, highest first, ties by arrival."""
         return np.lexsort((np.frombuffer(self.waiting.id, dtype=np.int64), -self.priorities(now)))
 
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
+    def select(self, now: float, resources: Resources) -> list[Job]:
         queue = self.queue
-        if free == 0 or not queue:
+        if not resources.free or not queue:
             return []
         if len(queue) <= SHORT_QUEUE:
-            return EASY.select(self, now, free, running)  # EASY's pass, on ordered()
+            return EASY.select(self, now, resources)  # EASY's pass, on ordered()
         order = self._order(now)
-        size = np.frombuffer(self.waiting.size, dtype=np.int64)
-        sizes = size[order]
-        first = int(np.count_nonzero(np.cumsum(sizes) <= free))  # the prefix that fits
-        started: list[Job] = [queue[k] for k in order[:first].tolist()]
-        free -= int(sizes[:first].sum())
-        if first < len(queue) and free > 0:
-            head = queue[int(order[first])]
-            shadow, extra = reserve(head, now, free, running, started)
-            self.reservation = (head, shadow)
-            rest = order[first + 1 :]
-            short = now + np.frombuffer(self.waiting.estimate)[rest] <= shadow
-            backfill_screened(now, free, shadow, extra, started, queue, rest, size[rest], short)
+        jobs = _InOrder(queue, order.tolist())
+        started: list[Job] = []
+        first = resources.start_prefix(jobs, started)
+        if first < len(queue) and resources.free:
+            size = np.frombuffer(self.waiting.size, dtype=np.int64)[order]
+            estimate = np.frombuffer(self.waiting.estimate)[order]
+            reserved = resources.backfill(jobs, first, started, size=size, estimate=estimate)
+            if reserved:
+                self.reservation = reserved[0]
         return started
 
     def dequeue(self, started: list[Job]) -> None:
@@ -126,3 +125,28 @@ class CREASY(EASY):
 
     def params(self) -> dict[str, Any]:
         return {"alpha": self.alpha}
+
+
+class _InOrder(Sequence[Job]):
+    """The waiting jobs in a pass's order, read through their positions in the queue (a long
+    queue's pass looks at a few of them only)."""
+
+    __slots__ = ("_order", "_queue")
+
+    def __init__(self, queue: list[Job], order: list[int]) -> None:
+        self._queue, self._order = queue, order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, k: int) -> Job: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[Job]: ...
+    def __getitem__(self, k: int | slice) -> Job | list[Job]:
+        if isinstance(k, slice):
+            return list(map(self._queue.__getitem__, self._order[k]))
+        return self._queue[self._order[k]]
+
+    def __iter__(self) -> Iterator[Job]:
+        return map(self._queue.__getitem__, self._order)

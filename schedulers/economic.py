@@ -27,9 +27,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from sitesim.engine.job import MIN_ESTIMATE, Job
+from sitesim.engine.resources import Resources
 from sitesim.errors import require
-from sitesim.job import MIN_ESTIMATE, Job
-from sitesim.machine import Running
 
 from .queue_order import EASY
 
@@ -240,12 +240,6 @@ class ECON(EASY):
     def job_ended(self, job: Job, now: float) -> None:
         self._tick(now)
 
-    def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
-        """Bids brought up to ``now``, then the bid order (on a platform the fragmentation
-        charge is not computed: it counts idle processors of one pool)."""
-        self._tick(now)
-        return self.ordered(now)
-
     def ordered(self, now: float) -> list[Job]:
         """The waiting jobs by bid, highest first, ties by arrival."""
         levels = {user: self._level_at(a, now) for user, a in self._accounts.items() if a.waiting}
@@ -255,21 +249,19 @@ class ECON(EASY):
             bids[job] = expense.balance(levels[job.user]) / expense.demand
         return sorted(self.queue, key=lambda job: (-bids[job], job.id))
 
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
+    def select(self, now: float, resources: Resources) -> list[Job]:
         self._tick(now)
         self._held = None  # until this pass reserves a job (backfill)
-        return super().select(now, free, running)
+        return super().select(now, resources)
 
     def backfill(
-        self, now: float, free: int, running: Running, queue: list[Job], started: list[Job]
+        self, now: float, resources: Resources, queue: list[Job], first: int, started: list[Job]
     ) -> None:
-        """EASY's reservation and backfilling; the processors still free after it are idle
-        while the reserved job holds the reservation (charged at the next event)."""
-        first = len(started)
-        super().backfill(now, free, running, queue, started)
-        assert self.reservation is not None  # EASY.backfill always reserves
-        idle = free - sum(job.size for job in started[first:])
-        self._held = (self.reservation[0], now, idle)
+        """EASY's reservation and backfilling; the cores still free after it are idle while
+        the reserved job holds the reservation (charged at the next event)."""
+        super().backfill(now, resources, queue, first, started)
+        if self.reservation is not None and self.reservation[0] is queue[first]:
+            self._held = (self.reservation[0], now, resources.free)
 
     def dequeue(self, started: list[Job]) -> None:
         """Started jobs pay their whole balance into the system account."""

@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from sitesim.engine.job import Job
+from sitesim.engine.profile import shadow_time
+from sitesim.engine.resources import Resources, Running
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
 from sitesim.models.utility import UtilityColumns, UtilityFunction
 
-from .base import shadow_time
 from .queue_order import EASY
 
 #: The function of a job without one: worth nothing.
@@ -85,17 +85,11 @@ class GA(EASY):
     def use_seed(self, seed: int) -> None:
         self.rng = np.random.default_rng([self.seed, seed])
 
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
-        self._running, self._free = running, free
-        return super().select(now, free, running)
-
-    platform_pool = True
-
-    def platform_order(self, now: float, free: int, running: Running) -> list[Job]:
-        """On a platform the fitness sees it as one pool of cores (its free cores, the
-        running jobs' cores)."""
-        self._running, self._free = running, free
-        return self.ordered(now)
+    def select(self, now: float, resources: Resources) -> list[Job]:
+        """EASY's pass in the evolved order; the fitness sees the machine as one pool of cores
+        (its free cores, the running jobs' cores), on processors and nodes alike."""
+        self._running, self._free = resources.running, resources.free
+        return super().select(now, resources)
 
     def ordered(self, now: float) -> list[Job]:
         queue, free = self.queue, self._free

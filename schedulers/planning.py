@@ -21,11 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sitesim.engine.job import Job
+from sitesim.engine.resources import Resources
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
 
-from .availability import AvailabilityProfile
 from .base import Scheduler
 
 #: The basic policies, in the order the deciders break ties.
@@ -38,11 +37,21 @@ _ORDER: dict[str, Callable[[Job], tuple[float, int]]] = {
 }
 
 
-def plan(order: Sequence[Job], now: float, free: int, running: Running) -> list[float]:
-    """Plan ``order``: each job, in turn, at its earliest fit for its estimate in the
-    availability profile of ``free`` processors and the ``running`` jobs. Returns the starts."""
-    place = AvailabilityProfile(now, free, running).place
-    return [place(job.size, job.estimate) for job in order]
+def plan(order: Sequence[Job], resources: Resources) -> tuple[list[float], list[Any]]:
+    """Plan ``order``: each job, in turn, at its earliest fit for its estimate in a new plan of
+    ``resources`` (:meth:`~sitesim.engine.resources.Resources.new_plan`). Returns the starts
+    and where each job is planned (None: nowhere, at an infinite start)."""
+    place = resources.new_plan().place
+    starts, wheres = [], []
+    for job in order:
+        start, where = place(job)
+        starts.append(start)
+        wheres.append(where)
+    return starts, wheres
+
+
+def _by_start(entry: tuple[float, Job, Any]) -> float:
+    return entry[0]
 
 
 def _check_policy(policy: str) -> str:
@@ -59,18 +68,15 @@ class Planning(Scheduler):
     """
 
     name = "PLAN"
-    platform_mode = "plan"
 
     def __init__(self, policy: str = "FCFS") -> None:
         super().__init__()
         self.policy = _check_policy(policy)
-        #: the current plan: (planned start, job), by start; None when it must be made anew.
-        self._plan: list[tuple[float, Job]] | None = None
+        #: the current plan: (planned start, job, where), by start; None when it must be made
+        #: anew.
+        self._plan: list[tuple[float, Job, Any]] | None = None
         self._arrivals = 0  # submissions since the last pass
         self._early = 0  # jobs that ended before their estimate since the last pass
-        #: Plans an order: ``planner(order, now, free, running)`` -> starts (on a platform,
-        #: the node pass's planner).
-        self.planner: Callable[[Sequence[Job], float, int, Running], list[float]] = plan
 
     def submit(self, job: Job, now: float) -> None:
         super().submit(job, now)
@@ -93,28 +99,39 @@ class Planning(Scheduler):
         """The waiting jobs in ``policy``'s order."""
         return sorted(self.queue, key=_ORDER[policy])
 
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
+    def select(self, now: float, resources: Resources) -> list[Job]:
         if self._plan is None and self.queue:
-            order, starts = self.choose(now, free, running)
-            self._plan = sorted(zip(starts, order, strict=True), key=lambda entry: entry[0])
+            order, (starts, wheres) = self.choose(now, resources)
+            self._plan = sorted(zip(starts, order, wheres, strict=True), key=_by_start)
         self._arrivals = self._early = 0
         if not self._plan:
             return []
         due = 0
-        for start, _ in self._plan:
+        for start, _, _ in self._plan:
             if start > now:
                 break
             due += 1
-        started = [job for _, job in self._plan[:due]]
-        del self._plan[:due]
+        started = []
+        for _, job, where in self._plan[:due]:
+            if where is None or not resources.free_now(where):  # (planned on other nodes)
+                where = resources.fits_now(job)
+            if where is None:  # still waiting: plan again at the next pass
+                self._plan = None
+                continue
+            resources.take_now(job, where)
+            started.append(job)
+        if self._plan is not None:
+            del self._plan[:due]
         self.count_started(started)
         return started
 
-    def choose(self, now: float, free: int, running: Running) -> tuple[list[Job], list[float]]:
-        """The plan of this pass: the waiting jobs in order and their planned starts (dynP
-        decides the policy here)."""
+    def choose(
+        self, now: float, resources: Resources
+    ) -> tuple[list[Job], tuple[list[float], list[Any]]]:
+        """The plan of this pass: the waiting jobs in order, their planned starts and where
+        (dynP decides the policy here)."""
         order = self.ordered(self.policy)
-        return order, self.planner(order, now, free, running)
+        return order, plan(order, resources)
 
     def count_started(self, started: list[Job]) -> None:
         """Jobs started now, under the active policy (dynP counts them)."""
@@ -224,29 +241,31 @@ class DynP(Planning):
         #: the scores of the last self-tuning step, by policy
         self.last_scores: dict[str, float] = {}
 
-    def choose(self, now: float, free: int, running: Running) -> tuple[list[Job], list[float]]:
+    def choose(
+        self, now: float, resources: Resources
+    ) -> tuple[list[Job], tuple[list[float], list[Any]]]:
         if not (self._arrivals or (self.tuning == "full" and self._early)):
-            return super().choose(now, free, running)
-        plans = self.step(now, free, running)
+            return super().choose(now, resources)
+        plans = self.step(now, resources)
         return plans[self.policy]
 
     def step(
-        self, now: float, free: int, running: Running
-    ) -> dict[str, tuple[list[Job], list[float]]]:
+        self, now: float, resources: Resources
+    ) -> dict[str, tuple[list[Job], tuple[list[float], list[Any]]]]:
         """One self-tuning step: plan under every policy, score each plan, and let the decider
         set the active policy. Returns each policy's plan (order, starts)."""
         self.steps += 1
         canonical = sorted(self.queue, key=_ORDER["FCFS"])
         position = {job: k for k, job in enumerate(canonical)}
-        plans: dict[str, tuple[list[Job], list[float]]] = {}
+        plans: dict[str, tuple[list[Job], tuple[list[float], list[Any]]]] = {}
         scores: dict[str, float] = {}
         by_arrival = [0.0] * len(canonical)
         for policy in POLICIES:
             order = self.ordered(policy)
-            starts = self.planner(order, now, free, running)
-            for job, start in zip(order, starts, strict=True):
+            planned = plan(order, resources)
+            for job, start in zip(order, planned[0], strict=True):
                 by_arrival[position[job]] = start
-            plans[policy] = (order, starts)
+            plans[policy] = (order, planned)
             scores[policy] = score(self.metric, canonical, by_arrival)
         self.last_scores = scores
         chosen = decide(self.decider, scores, self.policy, self.preferred)

@@ -3,7 +3,7 @@
 Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
 
 1. **The main scheduler**: pending jobs in priority order (multifactor priority, then submit
-   time, then job id: :mod:`sitesim.multifactor`), at most ``default_queue_depth`` of them;
+   time, then job id: :mod:`sitesim.slurm.multifactor`), at most ``default_queue_depth`` of them;
    each starts if it fits now; the first that does not fit blocks its partition (the jobs of
    that partition behind it wait with reason ``Priority``). A job held by a QOS limit is
    passed over with its reason (``QOSMaxJobsPerUserLimit``, ``QOSGrpCpuLimit``, ...).
@@ -31,25 +31,26 @@ from __future__ import annotations
 
 import math
 import warnings
-from bisect import bisect_left, insort
+from bisect import insort
 from collections import Counter, deque
-from collections.abc import Sequence
-from itertools import accumulate, islice
+from collections.abc import Mapping
+from itertools import islice
 from operator import is_
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from sitesim.associations import Associations
+from sitesim.engine.job import Job
+from sitesim.engine.resources import Resources
+from sitesim.engine.scheduler import Observer
 from sitesim.errors import ConfigError
-from sitesim.job import Job
-from sitesim.machine import Running
-from sitesim.multifactor import Multifactor, SlurmSettings
-from sitesim.platform import Platform
-from sitesim.qos import DEFAULT_QOS, QOS, reason
+from sitesim.platform.description import Platform
+from sitesim.slurm.accounts import AccountTable
+from sitesim.slurm.associations import Associations
+from sitesim.slurm.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
+from sitesim.slurm.qos import DEFAULT_QOS, QOS, reason
 
-from .availability import AvailabilityProfile
 from .base import Scheduler
 
 #: One row of :attr:`SLURM.decisions` per started job.
@@ -68,103 +69,6 @@ DECISION_DTYPE = np.dtype(
         ("started_by", "U8"),
     ]
 )
-
-
-class Resources(Protocol):
-    """What a pass plans on: the processors (:class:`ProcResources`) or a platform's nodes
-    (``sitesim.node_pass``). An ``alloc`` is whatever the resources use for what a job holds."""
-
-    #: Per partition, its group: the partitions sharing nodes with it, directly or through
-    #: others (what is planned in another group never touches its resources).
-    groups: Sequence[int]
-
-    def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
-        """Where the job would start now on what is free, to run ``duration`` seconds (its
-        estimate if None) clear of what the plan holds; None if it does not fit."""
-
-    def could_start_now(self, job: Job) -> bool:
-        """False if the job cannot start now even with no reservation in its way."""
-
-    def first_release(self) -> float:
-        """The first time after now that resources come back (a running job's or a job
-        started in this pass's time limit, a maintenance window's end): no job that cannot
-        start now can start before it."""
-
-    def take_now(self, job: Job, alloc: Any) -> None:
-        """The job starts now on ``alloc`` (it holds it until its estimated end)."""
-
-    def lower_bound(self, job: Job) -> float:
-        """A time before which the job cannot start in any plan of this pass (the running
-        jobs' ends give back too little before it; what the pass starts or reserves only
-        delays it)."""
-
-    def earliest(
-        self, job: Job, duration: float, before: float = math.inf
-    ) -> tuple[float, Any | None]:
-        """Its earliest start for ``duration`` seconds in the backfill plan, and where; if it
-        is not before ``before``, ``(inf, None)`` may be returned instead."""
-
-    def reserve(self, start: float, duration: float, alloc: Any) -> None:
-        """Hold ``alloc`` on ``[start, start + duration)`` in the backfill plan (``start``
-        after now)."""
-
-
-class ProcResources:
-    """:class:`Resources` on ``free`` processors with ``running`` jobs."""
-
-    def __init__(self, now: float, free: int, running: Running) -> None:
-        self.now, self.free, self.running = now, free, running
-        self.groups: Sequence[int] = (0,)
-        self.free_before = free  # (free at the pass's start)
-        self.ends: list[tuple[float, int, int]] = []
-        self.profile: AvailabilityProfile | None = None
-        self.soonest = math.inf  # (the first end of a job started in this pass)
-        self._level: tuple[list[float], list[int]] | None = None
-
-    def could_start_now(self, job: Job) -> bool:
-        return job.size <= self.free
-
-    def first_release(self) -> float:
-        return min(self.running[0][0], self.soonest) if self.running else self.soonest
-
-    def fits_now(self, job: Job, duration: float | None = None) -> Any | None:
-        if self.profile is None:
-            return job.size if job.size <= self.free else None
-        length = job.estimate if duration is None else duration
-        return job.size if self.profile.earliest(job.size, length) <= self.now else None
-
-    def take_now(self, job: Job, alloc: Any) -> None:
-        self.free -= alloc
-        self.soonest = min(self.soonest, self.now + job.estimate)
-        if self.profile is None:
-            insort(self.ends, (self.now + job.estimate, job.id, alloc))
-        else:
-            self.profile.take(self.now, alloc, job.estimate)
-
-    def lower_bound(self, job: Job) -> float:
-        if self._level is None:  # (the running jobs' ends, and what is free after each)
-            sizes = (size for _, _, size in self.running)
-            self._level = (
-                [end for end, _, _ in self.running],
-                list(accumulate(sizes, initial=self.free_before)),
-            )
-        ends, level = self._level
-        k = bisect_left(level, job.size)
-        if not k:
-            return self.now
-        return max(self.now, ends[k - 1]) if k <= len(ends) else math.inf
-
-    def earliest(
-        self, job: Job, duration: float, before: float = math.inf
-    ) -> tuple[float, Any | None]:
-        if self.profile is None:
-            running = sorted([*self.running, *self.ends]) if self.ends else self.running
-            self.profile = AvailabilityProfile(self.now, self.free, running)
-        return self.profile.earliest(job.size, duration), job.size
-
-    def reserve(self, start: float, duration: float, alloc: Any) -> None:
-        assert self.profile is not None
-        self.profile.take(start, alloc, duration)
 
 
 class _Waiting:
@@ -193,11 +97,22 @@ class _Waiting:
         return self.lows[0] if self.lows else math.inf
 
 
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping a dict and every sequence but text a list: what a
+    configuration stores (and ``results.json`` holds)."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
 class SlurmConfigWarning(UserWarning):
     """A setting of a Slurm configuration file that sitesim reads but does not model."""
 
 
-#: The settings a SLURM scheduler takes, besides ``conf``, ``assoc``, ``qos``, ``accounts``.
+#: The settings a SLURM scheduler takes, besides ``conf``, ``assoc``, ``mapping``, ``qos``,
+#: ``accounts``.
 SETTINGS = tuple(SlurmSettings.__dataclass_fields__)
 
 
@@ -209,24 +124,31 @@ class SLURM(Scheduler):
     Args:
         conf: a ``slurm.conf`` to take the Priority* keys, SchedulerParameters and the
             partitions' PriorityJobFactor from (settings given here win).
-        assoc: the association tree: a TOML file (:mod:`sitesim.associations`) or the output
+        assoc: the association tree: a TOML file (:mod:`sitesim.slurm.associations`) or the output
             of ``sacctmgr show assoc --parsable2``. Default: every user its own account.
-        accounts: instead of ``assoc``, accounts by blocks of users (``"2x10,8x2"``).
+        mapping: the mapping file of ``sitesim convert --mapping`` that numbered the trace's
+            users: the ``assoc`` listing's user names are read through it.
+        accounts: instead of ``assoc``, accounts by blocks of users (``"2x10,8x2"``), or by
+            name, a mapping (``{"physics": 10, "chemistry": 4}``: users numbered in that
+            order; or each a list of user ids, or a table with ``shares``, ``parent``,
+            ``users``: :meth:`~sitesim.slurm.associations.Associations.named`).
         qos: the output of ``sacctmgr show qos --parsable2`` (default: one QOS, ``normal``,
             without limits).
     """
 
     name = "SLURM"
-    platform_mode = "slurm"
+    reservations = "whole_nodes"
     skip_idle_passes = True
     timed = True
+    file_parameters = ("conf", "assoc", "qos", "mapping")
 
     def __init__(
         self,
         conf: str | None = None,
         assoc: str | None = None,
-        accounts: str | None = None,
+        accounts: str | Mapping[str, Any] | None = None,
         qos: str | None = None,
+        mapping: str | None = None,
         PriorityWeightAge: int | None = None,
         PriorityWeightFairshare: int | None = None,
         PriorityWeightJobSize: int | None = None,
@@ -249,7 +171,11 @@ class SLURM(Scheduler):
     ) -> None:
         super().__init__()
         given = {k: v for k, v in locals().items() if k in SETTINGS and v is not None}
-        self._files = {"conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos}
+        if isinstance(accounts, Mapping):
+            accounts = _plain(accounts)
+        self._files = {
+            "conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos, "mapping": mapping
+        }  # fmt: skip
         self._given = given
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
@@ -259,10 +185,13 @@ class SLURM(Scheduler):
             base = self._read_conf(conf)
         self.settings = SlurmSettings.build({**base, **given})
         self.user_qos: dict[int, str] = {}
-        self.associations = self._associations(assoc, accounts)
+        self.associations = self._associations(assoc, accounts, mapping)
+        #: With an association file, the users it lists, and the run's users it does not.
+        self._listed = frozenset(self.associations.users) if assoc is not None else None
+        self._unlisted: set[int] = set()
         self.qos: dict[str, QOS] = {DEFAULT_QOS: QOS(DEFAULT_QOS)}
         if qos is not None:
-            from sitesim.slurm_conf import read_sacctmgr_qos
+            from sitesim.slurm.conf import read_sacctmgr_qos
 
             table = read_sacctmgr_qos(qos)
             self.qos = {DEFAULT_QOS: QOS(DEFAULT_QOS), **table.qos}
@@ -273,7 +202,7 @@ class SLURM(Scheduler):
         self._use_fairshare = s.PriorityWeightFairshare > 0
         self.fairshare: Any = None
         if self._use_fairshare:
-            from sitesim.fairshare import Fairshare
+            from sitesim.slurm.fairshare import Fairshare
 
             self.fairshare = Fairshare(
                 self.associations,
@@ -329,7 +258,7 @@ class SLURM(Scheduler):
     def _read_conf(self, conf: str) -> dict[str, Any]:
         """The scheduling settings of a slurm.conf (sched/builtin: no backfill;
         priority/basic: no weights, first in first out)."""
-        from sitesim.slurm_conf import read_slurm_conf
+        from sitesim.slurm.conf import read_slurm_conf
 
         found = read_slurm_conf(conf)
         self.partition_factors = dict(found.partition_factors)
@@ -341,29 +270,45 @@ class SLURM(Scheduler):
             settings = {k: v for k, v in settings.items() if not k.startswith("PriorityWeight")}
         return settings
 
-    def _associations(self, assoc: str | None, accounts: str | None) -> Associations:
+    def _associations(
+        self, assoc: str | None, accounts: str | Mapping[str, Any] | None, mapping: str | None
+    ) -> Associations:
         if assoc is not None and accounts is not None:
             raise ConfigError("SLURM: give assoc (a file) or accounts (blocks of users), not both")
+        toml = assoc is not None and Path(assoc).suffix.lower() == ".toml"
+        if mapping is not None and (assoc is None or toml):
+            raise ConfigError(
+                "SLURM: mapping numbers the users of a sacctmgr listing (assoc=assoc.txt); "
+                + ("a TOML association file names them by number" if toml else "give one")
+            )
+        if isinstance(accounts, Mapping):
+            return Associations.named(accounts)
         if accounts is not None:
             return Associations.blocks(accounts)
         if assoc is None:
             return Associations.flat()
-        if Path(assoc).suffix.lower() == ".toml":
+        if toml:
             return Associations.load(assoc)
-        from sitesim.slurm_conf import read_sacctmgr_assoc
+        from sitesim.slurm.conf import read_sacctmgr_assoc
+        from sitesim.workload.names import UserNumbers
 
-        table = read_sacctmgr_assoc(assoc)
+        numbers = UserNumbers.load(mapping) if mapping is not None else None
+        table = read_sacctmgr_assoc(assoc, numbers)
         self.user_qos = dict(table.default_qos)
         self.warnings.extend(table.warnings)
         return table.associations
 
     def params(self) -> dict[str, Any]:
-        """The files and the settings given (those of ``conf`` are read from it again)."""
+        """The files and every setting given, in Slurm's units, also one equal to Slurm's
+        default (it wins over ``conf``, whose settings are read from it again)."""
         files = {key: value for key, value in self._files.items() if value is not None}
-        given = SlurmSettings.build(self._given).changed()
-        return {**files, **{key: value for key, value in given.items() if key in self._given}}
+        return {**files, **self.settings.in_slurm_units(self._given)}
 
-    def on_site(self, platform: Platform) -> None:
+    def on_site(self, machine: Any) -> None:
+        platform = machine.platform or Platform.processors(machine.procs)
+        self._on_platform(platform)
+
+    def _on_platform(self, platform: Platform) -> None:
         partitions = []
         for p in platform.partitions:
             nodes = np.asarray(p.nodes)
@@ -431,8 +376,10 @@ class SLURM(Scheduler):
             self._stopped(job, now)
             self._jobs_of_user[job.user] -= 1
         if self.multifactor is None:  # used without a site: the machine is not known
-            self.on_site(Platform.processors(1))
+            self._on_platform(Platform.processors(1))
         self._jobs_of_user[job.user] += 1
+        if self._listed is not None and job.user not in self._listed:
+            self._in_no_account(job.user)
         nodes, cores, gpus, memory = self._parts(job)
         mf = self.multifactor
         assert mf is not None
@@ -444,6 +391,20 @@ class SLURM(Scheduler):
         insort(self.queue, job, key=self._key)
         self._waits(job, True)
         self._dirty = self._changed = True
+
+    def _in_no_account(self, user: int) -> None:
+        """A user of the run the association file does not list: charged to an account of
+        its own (as fairshare adds it); the first is warned, unless the mapping's check
+        already named them, and all are counted."""
+        if not self._unlisted and self._files["mapping"] is None:
+            warnings.warn(
+                f"{self._files['assoc']}: user {user} of the trace is in no account: charged to "
+                "an account of its own under root with one share (so is every such user; "
+                "scheduler_stats.users_in_no_account counts them)",
+                SlurmConfigWarning,
+                stacklevel=2,
+            )
+        self._unlisted.add(user)
 
     def _key(self, job: Job) -> tuple[int, float, int]:
         return (-self._priority[job], job.submit, job.id)
@@ -496,13 +457,14 @@ class SLURM(Scheduler):
             mf = self.multifactor
             assert mf is not None
             priority, factors, static = self._priority, self._factors, self._static
-            w_age, w_fs, max_age = mf.w_age, mf.w_fs, mf.max_age
+            w_age, w_fs, max_age, top = mf.w_age, mf.w_fs, mf.max_age, WEIGHT_MAX
             for job in queue:  # (mf.priority, inlined: every waiting job, every period)
                 age = (at - job.submit) / max_age
                 age = 0.0 if age < 0.0 else (1.0 if age > 1.0 else age)
                 fs = factor.get(job.user, 0.0)
                 factors[job] = (age, fs)
-                priority[job] = int(static[job][0] + w_age * age + w_fs * fs)
+                value = int(static[job][0] + w_age * age + w_fs * fs)
+                priority[job] = value if value < top else top
             before = list(queue)
             queue.sort(key=self._key)
             if not all(map(is_, before, queue)):
@@ -510,11 +472,12 @@ class SLURM(Scheduler):
         self._next_calc = at + period if period else now
 
     # -- the pass ----------------------------------------------------------------------------
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
-        return [job for job, _ in self.schedule(now, ProcResources(now, free, running))]
+    def select(self, now: float, resources: Resources) -> list[Job]:
+        return [job for job, _ in self.schedule(now, resources)]
 
     def schedule(self, now: float, res: Resources) -> list[tuple[Job, Any]]:
-        """One pass on ``res``: the main scheduler, then a backfill cycle if one is due."""
+        """One pass on ``res``: the main scheduler, then a backfill cycle if one is due. Returns
+        the jobs started (each taken on ``res``) and where."""
         if now >= self._next_calc and (self._use_fairshare or self._timed_priority):
             self._recalculate(now)
         s = self.settings
@@ -712,7 +675,7 @@ class SLURM(Scheduler):
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
         reserved[part] += 1
-        res.reserve(start, duration, where)
+        res.reserve(job, start, where, duration)
         return True
 
     # -- QOS ---------------------------------------------------------------------------------
@@ -805,6 +768,11 @@ class SLURM(Scheduler):
         """One :data:`DECISION_DTYPE` row per started job, in start order."""
         return np.array(self.decisions, dtype=DECISION_DTYPE)
 
+    def observers(self) -> list[Observer]:
+        """The per-account table (:mod:`sitesim.slurm.accounts`) and the decisions (each
+        started job's priority, factors, last pending reason and what started it)."""
+        return [AccountTable(self.associations), _Decisions(self)]
+
     def stats(self) -> dict[str, Any]:
         return {
             "settings": self.settings.changed(),
@@ -812,5 +780,16 @@ class SLURM(Scheduler):
             "backfill_cycles": self._cycles,
             "started_by_main": self._main_starts,
             "started_by_backfill": self._backfill_starts,
+            **({"users_in_no_account": len(self._unlisted)} if self._listed is not None else {}),
             **{f"refused_{key}": count for key, count in sorted(self._refused.items())},
         }
+
+
+class _Decisions:
+    """Adds the SLURM scheduler's decisions to a run's result."""
+
+    def __init__(self, scheduler: SLURM) -> None:
+        self.scheduler = scheduler
+
+    def collect(self, records: np.ndarray, window: tuple[float, float]) -> dict[str, Any]:
+        return {"decisions": self.scheduler.decision_records()}

@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from sitesim.engine.job import Job
+from sitesim.engine.resources import Resources
 from sitesim.errors import require
-from sitesim.job import Job
-from sitesim.machine import Running
-from sitesim.mixture import GaussianMixture, fit_mixture
+from sitesim.workload.mixture import GaussianMixture, fit_mixture
 
 from .base import Scheduler
 from .queue_order import PriorityFIFO
@@ -39,20 +39,15 @@ class FirstPrice(Scheduler):
 
     name = "FIRSTPRICE"
     starves = True
-    platform_mode = "greedy"
 
     def submit(self, job: Job, now: float) -> None:
         """The queue is kept in decreasing density (ties by arrival)."""
         insort(self.queue, job, key=_by_density)
 
-    def select(self, now: float, free: int, running: Running) -> list[Job]:
-        started = []
-        for job in self.queue:
-            if job.size <= free:
-                started.append(job)
-                free -= job.size
-                if not free:
-                    break
+    def select(self, now: float, resources: Resources) -> list[Job]:
+        started: list[Job] = []
+        if resources.free:
+            resources.start_fitting(self.queue, 0, started)
         return started
 
 

@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from sitesim.platform import Platform, format_duration
-from sitesim.swf import read_swf
+from sitesim.platform.description import Platform
+from sitesim.platform.values import format_duration
+from sitesim.workload.swf import read_swf
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACE = ROOT.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln.swf.gz"

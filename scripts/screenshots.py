@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from sitesim.cli import main
+from sitesim.cli.main import main
 from sitesim.views.browser import browser_missing, open_report
 
 ROOT = Path(__file__).resolve().parents[1]

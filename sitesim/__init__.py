@@ -14,7 +14,7 @@ What a scenario script needs is here::
     result = sitesim.replay("trace.swf.gz", "CREASY", load=0.9)  # open trace replay
     result = sitesim.run(sitesim.SiteConfig(users=20, days=28))  # a configuration
     table = sitesim.sweep(sitesim.SiteConfig(days=28), {"users": [10, 20]}, seeds=4)
-    frame = result.to_pandas()                                 # the jobs (needs pandas)
+    frame = sitesim.to_pandas(result)                          # the jobs (needs pandas)
     tables = sitesim.load("runs/first")                        # a run folder, as DataFrames
 
 The names are loaded on first use, so ``import sitesim`` (and the ``sitesim`` command) starts
@@ -28,24 +28,25 @@ from typing import TYPE_CHECKING, Any
 
 #: Public name -> (module, attribute).
 _EXPORTS = {
-    "simulate": ("sitesim.simulation", "simulate"),
-    "replay": ("sitesim.trace_replay", "replay"),
-    "run": ("sitesim.runner", "run"),
-    "sweep": ("sitesim.sweeps", "sweep"),
-    "RunConfig": ("sitesim.config", "RunConfig"),
-    "SiteConfig": ("sitesim.config", "SiteConfig"),
-    "ReplayConfig": ("sitesim.config", "ReplayConfig"),
-    "SiteResult": ("sitesim.site", "SiteResult"),
-    "Summary": ("sitesim.metrics", "Summary"),
-    "Site": ("sitesim.site", "Site"),
-    "Job": ("sitesim.job", "Job"),
+    "simulate": ("sitesim.runs.simulate", "simulate"),
+    "replay": ("sitesim.runs.replay", "replay"),
+    "run": ("sitesim.runs.runner", "run"),
+    "sweep": ("sitesim.sweeps.sweep", "sweep"),
+    "RunConfig": ("sitesim.runs.config", "RunConfig"),
+    "SiteConfig": ("sitesim.runs.config", "SiteConfig"),
+    "ReplayConfig": ("sitesim.runs.config", "ReplayConfig"),
+    "SiteResult": ("sitesim.engine.site", "SiteResult"),
+    "Summary": ("sitesim.engine.metrics", "Summary"),
+    "Site": ("sitesim.engine.site", "Site"),
+    "Job": ("sitesim.engine.job", "Job"),
     "UserModel": ("sitesim.models.users", "UserModel"),
-    "WorkloadProfile": ("sitesim.profile", "WorkloadProfile"),
-    "read_swf": ("sitesim.swf", "read_swf"),
-    "write_swf": ("sitesim.swf", "write_swf"),
+    "WorkloadProfile": ("sitesim.workload.profile", "WorkloadProfile"),
+    "read_swf": ("sitesim.workload.swf", "read_swf"),
+    "write_swf": ("sitesim.workload.swf", "write_swf"),
     "create_scheduler": ("sitesim.schedulers", "create"),
     "SitesimError": ("sitesim.errors", "SitesimError"),
     "load": ("sitesim.formats.tables", "load"),
+    "to_pandas": ("sitesim.formats.tables", "to_pandas"),
 }
 
 __all__ = [
@@ -67,25 +68,26 @@ __all__ = [
     "run",
     "simulate",
     "sweep",
+    "to_pandas",
     "write_swf",
 ]  # fmt: skip
 
 if TYPE_CHECKING:
     __version__: str
-    from sitesim.config import ReplayConfig, RunConfig, SiteConfig
+    from sitesim.engine.job import Job
+    from sitesim.engine.metrics import Summary
+    from sitesim.engine.site import Site, SiteResult
     from sitesim.errors import SitesimError
-    from sitesim.formats.tables import load
-    from sitesim.job import Job
-    from sitesim.metrics import Summary
+    from sitesim.formats.tables import load, to_pandas
     from sitesim.models.users import UserModel
-    from sitesim.profile import WorkloadProfile
-    from sitesim.runner import run
+    from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
+    from sitesim.runs.replay import replay
+    from sitesim.runs.runner import run
+    from sitesim.runs.simulate import simulate
     from sitesim.schedulers import create as create_scheduler
-    from sitesim.simulation import simulate
-    from sitesim.site import Site, SiteResult
-    from sitesim.sweeps import sweep
-    from sitesim.swf import read_swf, write_swf
-    from sitesim.trace_replay import replay
+    from sitesim.sweeps.sweep import sweep
+    from sitesim.workload.profile import WorkloadProfile
+    from sitesim.workload.swf import read_swf, write_swf
 
 
 def __getattr__(name: str) -> Any:

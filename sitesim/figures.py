@@ -1,7 +1,6 @@
-"""Figures of the experiments (PNG, matplotlib's headless Agg backend), written atomically.
-
-Each function takes the rows an experiment produced (plain dicts, as in its CSV files) and a
-path, and returns the path. matplotlib is imported only when a figure is drawn.
+"""Figures (matplotlib's headless Agg backend), written atomically in the format their file's
+name asks for, and the helpers the experiments' figures share (grids, lines and bars with
+confidence intervals). Each experiment draws its own figures from the rows it produced.
 """
 
 from __future__ import annotations
@@ -12,20 +11,91 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+from cycler import cycler
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from sitesim.errors import SitesimError
 from sitesim.output import atomic_write
+
+#: The formats a figure is written in, by the extension of its file's name.
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+#: What each format would otherwise stamp with the time it was written (so that the same figure
+#: gives the same bytes).
+_NO_DATE: dict[str, dict[str, Any]] = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
+
+
+#: Okabe and Ito's colours, safe for colour-blind readers, in the order lines take them (the
+#: yellow, faint on white, last).
+OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000",
+             "#f0e442")  # fmt: skip
+#: A slide's 16:9 (inches).
+SLIDE = (13.33, 7.5)
+#: Fonts and lines readable on a slide, with the colour-blind-safe palette (for
+#: ``matplotlib.rc_context``).
+SLIDE_STYLE: Any = {
+    "font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "xtick.labelsize": 12,
+    "ytick.labelsize": 12, "legend.fontsize": 12, "figure.titlesize": 17,
+    "lines.linewidth": 2.0, "lines.markersize": 6, "errorbar.capsize": 4,
+    "axes.prop_cycle": cycler(color=OKABE_ITO),
+}  # fmt: skip
+
+
+def slide(rows: int = 1, cols: int = 1, **kwargs: Any) -> tuple[Any, list[Any]]:
+    """A 16:9 figure of ``rows`` × ``cols`` axes drawn in :data:`SLIDE_STYLE` (call it, and
+    draw, inside ``with matplotlib.rc_context(SLIDE_STYLE):``); the axes as a flat list."""
+    fig, axes = plt.subplots(rows, cols, figsize=SLIDE, squeeze=False, layout="constrained",
+                             **kwargs)  # fmt: skip
+    return fig, list(axes.flat)
+
+
+def legend_below(fig: Any, ax: Any, ncols: int = 4) -> None:
+    """One legend for the figure, below the axes (it covers no data), from ``ax``'s lines."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False)
+
+
+def figure_format(path: Path, option: str = "") -> str:
+    """The format of a figure written to ``path``, from the extension of its name.
+
+    Args:
+        path: the figure's file.
+        option: the command-line option that named it, for the message (``--gantt``).
+
+    Raises:
+        SitesimError: another extension, naming the allowed ones.
+    """
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        what = f"{option} {path}" if option else str(path)
+        raise SitesimError(
+            f"{what}: a figure is written as {', '.join(list(FORMATS)[:-1])} or "
+            f"{list(FORMATS)[-1]} (by the name's extension); "
+            f"{f'not {path.suffix}' if path.suffix else 'this name has none'}"
+        )
+    return fmt
+
+
+def figure_bytes(fig: Any, path: Path) -> bytes:
+    """A figure as the bytes of file ``path`` (PNG, SVG or PDF by its extension); closes it.
+
+    Raises:
+        SitesimError: an extension of no format (:func:`figure_format`).
+    """
+    fmt = figure_format(path)
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": "sitesim"}):  # (else SVG ids are random)
+        fig.savefig(buffer, format=fmt, dpi=110, bbox_inches="tight", metadata=_NO_DATE.get(fmt))
+    plt.close(fig)
+    return buffer.getvalue()
 
 
 def save(fig: Any, path: Path) -> Path:
-    """Save a figure as PNG atomically and close it."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    atomic_write(path, buffer.getvalue())
+    """Save a figure atomically (PNG, SVG or PDF by the extension of ``path``) and close it."""
+    atomic_write(path, figure_bytes(fig, path))
     return path
 
 
@@ -60,18 +130,23 @@ def lines_with_ci(
     by: str,
     *,
     label: str = "{}",
+    dodge: float = 0.0,
     **style: Any,
 ) -> None:
     """One line per level of ``by``: mean ``y`` against ``x``, with its 95 % interval as error
-    bars when the rows have ``<y>_ci95`` (summary rows of replications)."""
+    bars when the rows have ``<y>_ci95`` (summary rows of replications). ``dodge``: the
+    levels' points are moved apart by this much along x (in x's units), so that intervals at
+    one x do not hide each other."""
     levels = list(dict.fromkeys(row[by] for row in rows))
-    for level in levels:
+    for k, level in enumerate(levels):
         mine = sorted((row for row in rows if row[by] == level), key=lambda row: row[x])
-        xs = [row[x] for row in mine]
+        shift = dodge * (k - (len(levels) - 1) / 2)
+        xs = [row[x] + shift for row in mine]
         ys = [row[y] for row in mine]
         ci = [row.get(f"{y}_ci95", np.nan) for row in mine]
-        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, marker="o", ms=4,
-                    capsize=3, label=label.format(level), **style)  # fmt: skip
+        drawn = {"marker": "o", "ms": 4, "capsize": 3, **style}  # (the defaults, or style's)
+        ax.errorbar(xs, ys, yerr=None if all(np.isnan(ci)) else ci, label=label.format(level),
+                    **drawn)  # fmt: skip
 
 
 def bars_with_ci(
@@ -91,31 +166,3 @@ def bars_with_ci(
                yerr=None if all(np.isnan(ci)) else ci, capsize=2)  # fmt: skip
     ax.set_xticks(range(len(groups)), [str(g) for g in groups], rotation=30, ha="right",
                   fontsize=8)  # fmt: skip
-
-
-def compare_figure(summary: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Experiment 1: signed prediction error of the open replay against user count, one panel
-    per direction and metric, one line per horizon."""
-    from sitesim.compare import METRICS
-
-    titles = {"response_mean_min": "mean response", "wait_mean_min": "mean wait",
-              "slowdown_mean": "mean slowdown"}  # fmt: skip
-    directions = list(dict.fromkeys(row["direction"] for row in summary))
-    fig, axes = plt.subplots(
-        len(directions), len(METRICS), figsize=(4.2 * len(METRICS), 3.4 * len(directions)),
-        squeeze=False, layout="constrained",
-    )  # fmt: skip
-    for r, direction in enumerate(directions):
-        rows = [row for row in summary if row["direction"] == direction]
-        for c, metric in enumerate(METRICS):
-            ax = axes[r][c]
-            lines_with_ci(ax, rows, "users", f"signed_{metric}_pct", "days", label="{:g} days")
-            ax.axhline(0, color="k", lw=0.8)
-            ax.set_yscale("symlog", linthresh=10)
-            ax.set_title(f"{direction}: {titles[metric]}", fontsize=9)
-            ax.set_xlabel("users")
-            ax.set_ylabel("open replay vs site-level (%)")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.suptitle("Prediction error of the open replay (> 0: it predicts worse than the users get)")
-    return save(fig, path)

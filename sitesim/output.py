@@ -16,6 +16,7 @@ import gzip
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -26,6 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from sitesim.errors import SitesimError
+
+
+def file_name(text: str) -> str:
+    """``text`` as a file or folder name valid on every system: an import path's ``:`` becomes
+    ``.`` (``mypkg.sched:FairEASY`` -> ``mypkg.sched.FairEASY``; a colon is not valid in a
+    Windows file name), and any character but letters, digits and ``. + _ -`` becomes ``_``."""
+    return re.sub(r"[^A-Za-z0-9.+_-]", "_", text.replace(":", "."))
 
 
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:

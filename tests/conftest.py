@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from sitesim.engine.machine import ProcessorResources
+from sitesim.engine.resources import Running
+from sitesim.engine.site import Site, SiteResult
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers.base import Scheduler
-from sitesim.site import Site, SiteResult
 
 # Hypothesis budgets: the default keeps the test run short; HYPOTHESIS_PROFILE=thorough digs.
 settings.register_profile("default", max_examples=60, deadline=None)
@@ -29,6 +31,12 @@ def trace_path(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"needs the real trace {name} in {TRACES} (not part of the project)")
     return path
+
+
+def on_procs(now: float, free: int, running: Running) -> ProcessorResources:
+    """The resources of a pass at ``now`` on processors, ``free`` of them free and the
+    ``running`` jobs ``(estimated end, id, size)`` ascending (a policy tried by hand)."""
+    return ProcessorResources.of(now, free, running)
 
 
 def run_jobs(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitesim.job import Job
+from sitesim.engine.job import Job
+from sitesim.engine.site import User
 from sitesim.models.users import UserModel
-from sitesim.profile import WorkloadProfile
 from sitesim.schedulers import EASY
-from sitesim.site import User
+from sitesim.workload.profile import WorkloadProfile
 
 
 class FairEASY(EASY):

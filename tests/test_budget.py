@@ -1,5 +1,5 @@
 """Runs that cannot fit in memory are refused before anything runs, with the setting that
-would fit; those that need much of it are warned of (sitesim.budget)."""
+would fit; those that need much of it are warned of (sitesim.runs.budget)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from sitesim import budget
-from sitesim.budget import (
+from sitesim.cli.main import main
+from sitesim.errors import ConfigError
+from sitesim.runs import budget
+from sitesim.runs.budget import (
     SITE_JOB_BYTES,
     USER_BYTES,
     Estimate,
     parse_size,
     site_estimate,
 )
-from sitesim.cli import main
-from sitesim.config import SiteConfig
-from sitesim.errors import ConfigError
+from sitesim.runs.config import SiteConfig
 
 
 @pytest.fixture(autouse=True)
@@ -93,7 +93,8 @@ def test_a_sweep_of_a_million_runs_is_refused_before_it_is_planned(tmp_path, cap
     sweep = tmp_path / "s.toml"
     levels = list(range(1, 101))
     sweep.write_text(f"seeds = 1000\n[factors]\nusers = {levels}\nprocs = {levels}\n")
-    err = refused(["sweep", str(sweep), "--out", str(tmp_path / "o")], capsys)
+    out = str(tmp_path / "o")
+    err = refused(["sweep", str(sweep), "--out", out, "--max-runs", "10000000"], capsys)
     assert "the sweep plans 1e+07 runs (factor levels x seeds)" in err
     assert not (tmp_path / "o").exists()
 
@@ -150,3 +151,66 @@ def test_the_library_refuses_an_absurd_run_too_and_prints_nothing(capsys):
         sitesim.run(SiteConfig(users=3, days=1e9))
     assert time.perf_counter() - start < 5
     assert capsys.readouterr() == ("", "")
+
+
+# -- outages (issue 32) ------------------------------------------------------------------------
+def test_the_outage_estimate_counts_what_is_drawn():
+    from sitesim.platform.downtime import Downtime, Window
+
+    weekly = Window(3600.0, 4 * 3600.0, 7 * 86_400.0, tuple(range(50)))
+    downtime = Downtime((weekly,), mtbf=86_400.0, mttr=3600.0, failure_nodes=tuple(range(20)))
+    horizon = 200 * 86_400.0
+    drawn = downtime.outages(horizon, 4)
+    estimate = budget.outage_estimate(downtime, horizon)
+    failures = int((drawn.kind == 1).sum())
+    assert estimate.events == pytest.approx(29 + failures, rel=0.05)  # (29 weekly windows)
+    assert estimate.detail == (
+        "3,840 failures of 20 nodes (mtbf 1-00:00:00, mttr 0-01:00:00) and 29 maintenance "
+        "windows on 1,450 nodes"
+    )
+
+
+def test_a_storm_of_failures_is_refused_before_anything_runs(tmp_path):
+    from sitesim.platform.description import Platform
+
+    platform = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 4, "cores": 8}],
+            "partitions": [{"name": "p", "nodes": "n"}],
+            "downtime": {"failures": {"mtbf": "0:00:01", "mttr": "0:00:01"}},
+        }
+    )
+    budget.check_outages(platform, 30 * 86_400.0, "storm.toml")  # 4.3 million: a run may
+    with pytest.raises(ConfigError) as caught:
+        budget.check_outages(platform, 700 * 86_400.0, "storm.toml")
+    assert str(caught.value).startswith(
+        "storm.toml: downtime: 1.2e+08 failures of 4 nodes (mtbf 0-00:00:01, mttr 0-00:00:01) "
+        "over 700 days"
+    )
+    path = tmp_path / "storm.toml"
+    path.write_text(
+        '[[nodes]]\ntype = "n"\ncount = 4\ncores = 8\n[[partitions]]\nname = "p"\nnodes = "n"\n'
+        '[downtime.failures]\nmtbf = "0:00:01"\nmttr = "0:00:01"\n'
+    )
+    with pytest.raises(ConfigError, match=r"failures of 4 nodes .* over 90 days"):
+        budget.check_site_run(SiteConfig(users=3, days=30, platform=str(path)))
+
+
+def test_windows_on_many_nodes_that_cannot_fit_in_memory_are_refused():
+    from sitesim.platform.description import Platform
+
+    platform = Platform.from_dict(
+        {
+            "name": "big",
+            "nodes": [{"type": "n", "count": 100_000, "cores": 8}],
+            "partitions": [{"name": "p", "nodes": "n"}],
+            "downtime": {"maintenance": [{"start": 0, "duration": 60, "every": "1-00:00:00"}]},
+        }
+    )
+    with pytest.raises(ConfigError) as caught:
+        budget.check_outages(platform, 400 * 86_400.0, limit=2 * 2**30)
+    assert str(caught.value).startswith(
+        "big: downtime: 400 maintenance windows on 4e+07 nodes over 400 days (the run and the "
+        "time it may take to drain) would need about 5.6 GB of memory, more than the 2.0 GB "
+        "available"
+    )

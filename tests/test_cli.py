@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from sitesim.cli.main import main
 
 LINE = "{n} {t} -1 {r} {p} -1 -1 {p} {e} -1 1 1 1 -1 0 -1 -1 -1"
 
@@ -157,7 +157,7 @@ def test_analyze_refuses_a_trace_without_waits(tmp_path, capsys):
 
 
 def test_profile_writes_a_loadable_profile(tmp_path, capsys):
-    from sitesim.profile import WorkloadProfile
+    from sitesim.workload.profile import WorkloadProfile
 
     out = tmp_path / "p.json"
     assert main(["profile", str(user_trace(tmp_path)), "-o", str(out), "--threshold", "30"]) == 0
@@ -347,7 +347,7 @@ def test_utility_augment_then_replay_with_utility_schedulers(tmp_path, capsys):
     again = tmp_path / "u2.swf"
     assert main(["utility", "augment", str(trace), "-o", str(again), "--seed", "3"]) == 0
     assert out.read_bytes() == again.read_bytes()  # deterministic for a seed
-    from sitesim.swf import read_swf
+    from sitesim.workload.swf import read_swf
 
     augmented = read_swf(out)
     assert len(augmented.tails) == 60
@@ -392,3 +392,82 @@ def test_replay_with_utility_is_augment_then_replay(trace, tmp_path, capsys):
     assert "same summary" in capsys.readouterr().out
     code, msg = error_of(capsys, ["replay", str(trace), "--jobs", "5:500"])
     assert code != 0 and "job lines 5:500" in msg
+
+
+# -- issue 32 ----------------------------------------------------------------------------------
+#: A platform whose partition refuses jobs asking more than two hours.
+LIMITED_PLATFORM = (Path(__file__).parent / "data" / "limited_platform.toml").read_text()
+
+
+def test_a_site_level_run_says_which_jobs_it_refused_by_reason(tmp_path, capsys):
+    """Jobs whose estimate (the profile's request ratios) is above the partition's time limit
+    are refused; the run says so on stderr, as replay says of a trace's impossible lines,
+    with the counts of results.json (before, only results.json said so)."""
+    (tmp_path / "site.toml").write_text(LIMITED_PLATFORM)
+    out = tmp_path / "o"
+    argv = ["run", "--platform", str(tmp_path / "site.toml"), "--users", "3-6", "--step", "3",
+            "--days", "7", "--warmup", "0", "--estimates", "ratio", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    warned = capsys.readouterr().err.splitlines()
+    expected = []
+    for users in (3, 6):
+        results = json.loads((out / f"users-000{users}-EASY" / "results.json").read_text())
+        n = results["rejected"]["time limit above its partition's"]
+        assert n > 0 and results["summary"]["jobs_skipped"] == n
+        expected.append(
+            f"sitesim: warning: {users} users, EASY: skipped {n:,} impossible jobs (time limit "
+            f"above its partition's {n:,})"
+        )
+    assert warned == expected
+
+
+def test_the_jobs_runs_left_out_are_one_line_when_the_same_else_a_line_a_run(capsys):
+    from sitesim.cli.commands.arguments import warn_refused
+
+    trace = {"unknown runtime": 5, "larger than the machine": 1}
+    warn_refused([("EASY", trace), ("FCFS", trace)], of=2)  # (the same trace's lines)
+    warn_refused([("EASY", trace), ("FCFS", {})], of=2)
+    warn_refused([("SLURM", {**trace, "QOSMaxSubmitJobPerUserLimit": 2})], of=1)
+    warn_refused([(f"run {k}", {"a": k}) for k in range(1, 13)], of=20)  # (beyond ten: sums)
+    warn_refused([("EASY", {})], of=1)
+    assert capsys.readouterr().err.splitlines() == [
+        "sitesim: warning: skipped 6 impossible jobs (unknown runtime 5, larger than the "
+        "machine 1)",
+        "sitesim: warning: EASY: skipped 6 impossible jobs (unknown runtime 5, larger than the "
+        "machine 1)",
+        "sitesim: warning: skipped 8 impossible jobs (unknown runtime 5, larger than the "
+        "machine 1, QOSMaxSubmitJobPerUserLimit 2)",
+        "sitesim: warning: 12 of 20 runs skipped 78 impossible jobs (a 78)",
+    ]
+
+
+def test_compare_hands_over_the_jobs_its_runs_left_out(tmp_path):
+    from sitesim.runs.config import SiteConfig
+    from sitesim.sweeps.compare import compare
+
+    (tmp_path / "site.toml").write_text(LIMITED_PLATFORM)
+    site = SiteConfig(platform=str(tmp_path / "site.toml"), estimates="ratio", days=7,
+                      warmup_days=0, users=3)  # fmt: skip
+    said: list[tuple[str, dict[str, int]]] = []
+    rows = compare(site, seeds=[4], executor="serial", refused=lambda *pair: said.append(pair))
+    assert len(rows) == 2
+    ((point, refused),) = said
+    assert point == "3 users, 7 days, seed 4"
+    assert (
+        list(refused) == ["time limit above its partition's"]
+        and refused["time limit above its partition's"] > 0
+    )
+
+
+@pytest.mark.parametrize("command", ["run", "replay", "compare", "sweep", "utility"])
+def test_the_examples_of_the_help_are_spaced_as_typed(command, capsys):
+    """An example continued on the next line keeps its backslash; none has a run of spaces
+    inside (a lost backslash joined the lines: '--jobs 5000:10000       --utility')."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    examples = [line for line in capsys.readouterr().out.splitlines()
+                if line.startswith("  sitesim ") or line.startswith("      -")]  # fmt: skip
+    assert examples
+    for line in examples:
+        command_part = line.split("#")[0].rstrip().removesuffix("\\")
+        assert "   " not in command_part.strip(), line

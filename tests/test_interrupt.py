@@ -4,28 +4,41 @@ numbers of an uninterrupted one.
 
 The commands run as programs (``python -m sitesim.cli``) in their own session, and a signal
 goes to the whole session as a terminal's Ctrl-C does (or to the command alone, as ``kill``).
-Moments are chosen by what the command has done (CPU time spent, run folders published), not by
-the clock, so that a loaded machine changes nothing but the time the tests take.
+A loaded machine changes nothing but the time the tests take:
+
+- Moments are chosen by what the command has done (CPU time spent, run folders published,
+  pool workers started), read cheaply from /proc and the output folder, not by the clock.
+- A stop is timed on the processor time the machine gave the command: from the signal to its
+  end, less the time its processes' threads waited for a processor (their run-queue delay,
+  /proc/PID/task/TID/schedstat). On an idle machine that is the wall time; on a loaded one a
+  stop that computes or sleeps too long still fails, and a stop that never ends fails after
+  :data:`HANG` seconds.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+pytestmark = pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/schedstat").exists(),
+    reason="needs /proc with schedstat",
+)
 
-#: How long a command may take to end after the signal.
+#: How long a command may take to end after the signal (less its waits for a processor).
 STOP_WITHIN = 2.0
+#: Wall seconds after which a command that has not ended is taken as hung.
+HANG = 60.0
 #: Small runs: 24 of about 0.2 s each, to interrupt while runs are in progress.
 SWEEP = """\
 seeds = 6
@@ -35,6 +48,23 @@ days = 91
 scheduler = ["EASY", "FCFS"]
 users = [10, 20]
 """
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_from_a_terminal() -> Iterator[None]:
+    """A command started from a background job (``pytest ... &`` in a script) inherits an
+    ignored SIGINT: the shell ignores it in such jobs, exec keeps it ignored, and a program
+    that finds SIGINT ignored rightly leaves it so. While these tests run, this process gets
+    Python's usual handler instead, and the commands it starts SIGINT's default, as from a
+    terminal."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def children_of(pid: int) -> set[int]:
@@ -68,6 +98,77 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def direct_children(pid: int) -> set[int]:
+    """The live children of process ``pid`` (of any of its threads): a few small files, not a
+    scan of every process as :func:`children_of` makes."""
+    found = set()
+    for path in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found.update(int(child) for child in path.read_text().split())
+        except OSError:
+            continue
+    return {child for child in found if alive(child)}
+
+
+def session_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def in_session(session: int) -> set[int]:
+    """Every live process of ``session`` but its leader (a command run in its own session:
+    every process it started, even one started after a snapshot of its children)."""
+    return {
+        int(stat.parent.name)
+        for stat in Path("/proc").glob("[0-9]*/stat")
+        if int(stat.parent.name) != session
+        and session_of(int(stat.parent.name)) == session
+        and alive(int(stat.parent.name))
+    }
+
+
+def queue_waits(pids: Iterable[int]) -> dict[tuple[int, int], int]:
+    """Nanoseconds each thread of ``pids`` has waited for a processor so far (the second
+    field of its schedstat), by (process, thread); threads already gone are left out."""
+    waits = {}
+    for pid in pids:
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for thread in threads:
+            try:
+                with open(f"/proc/{pid}/task/{thread}/schedstat", "rb") as stat:
+                    waits[pid, int(thread)] = int(stat.read().split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return waits
+
+
+class Stopwatch:
+    """Seconds from :meth:`start` to :meth:`stop`, less the time the watched processes'
+    threads waited for a processor meanwhile: the time a stop took on the processor time the
+    machine gave it. Call :meth:`look` while it runs, so that threads which end before the
+    stop are counted up to their last look."""
+
+    def __init__(self, pids: Iterable[int]) -> None:
+        self.pids = set(pids)
+        self.first = queue_waits(self.pids)
+        self.last = dict(self.first)
+        self.began = time.monotonic()
+
+    def look(self) -> None:
+        self.last.update(queue_waits(self.pids))
+
+    def seconds(self) -> float:
+        """The time so far, less the waits for a processor (never below zero)."""
+        self.look()
+        waited = sum(ns - self.first.get(thread, 0) for thread, ns in self.last.items()) / 1e9
+        return max(time.monotonic() - self.began - waited, 0.0)
+
+
 class Command:
     """A ``sitesim`` command run as a program in its own session."""
 
@@ -90,29 +191,42 @@ class Command:
 
     def stop(self, sig: int, *, group: bool = True) -> tuple[float, int, set[int], str]:
         """Send ``sig`` (to the session, or to the command alone); return the seconds it took
-        to end, its exit status, the processes it had that are still alive, and its stderr."""
+        to end (less its processes' waits for a processor: :class:`Stopwatch`), its exit
+        status, the processes it had that are still alive, and its stderr."""
         pid = self.process.pid
         before = children_of(pid)
         self.commands = {child: _command_line(child) for child in before}
         self.published = len(folders(self.where / "o"))
         assert self.process.poll() is None, "the command ended before the signal"
-        start = time.monotonic()
+        watch = Stopwatch({pid, *before})
         if group:
             os.killpg(pid, sig)
         else:
             os.kill(pid, sig)
         try:
-            status = self.process.wait(timeout=30)
+            for k in itertools.count():  # (ended: a zombie, not reaped, so its waits stay)
+                if not alive(pid):
+                    break
+                if k % 5 == 0:
+                    watch.look()  # (every 50 ms: a look reads a file per thread)
+                assert time.monotonic() - watch.began < HANG, f"not ended {HANG:g} s after"
+                time.sleep(0.01)
+            took = watch.seconds()
+            print(f"stopped in {took:.2f} s ({time.monotonic() - watch.began:.2f} s of wall time)")
+            status = self.process.wait()
         finally:
-            took = time.monotonic() - start
-            left = {child for child in before if alive(child) and not self._tracker(child)}
-            trackers = {child for child in before if self._tracker(child)}
-            deadline = time.monotonic() + 2.0  # (multiprocessing's resource tracker, which a
+            # every process it had, and any it started after the snapshot (its session's)
+            left = {child for child in before if alive(child)} | in_session(pid)
+            self.commands.update({child: _command_line(child) for child in left - before})
+            trackers = {child for child in left if self._tracker(child)}
+            deadline = time.monotonic() + HANG  # (multiprocessing's resource tracker, which a
             while any(map(alive, trackers)) and time.monotonic() < deadline:  # LocalCluster
                 time.sleep(0.05)  # starts, ends itself once its parent has ended)
-            left |= {child for child in trackers if alive(child)}
+            left = {child for child in left if alive(child)}
             for child in left | ({pid} if self.process.poll() is None else set()):
                 os.kill(child, signal.SIGKILL)
+            if self.process.poll() is None:
+                self.process.wait()
         self.stderr.seek(0)
         text = self.stderr.read()
         self.stderr.close()
@@ -178,7 +292,7 @@ def test_an_interrupted_program_ends_without_freeing_its_run(tmp_path: Path) -> 
     """Freeing a run's objects one by one at the interpreter's exit took 1.5 s at 700 MB
     (about 2 s per GB, more than the run needed to stop): the program ends before it."""
     script = (
-        "import atexit, sys; from sitesim.cli import main; "
+        "import atexit, sys; from sitesim.cli.main import main; "
         "atexit.register(lambda: print('torn down', file=sys.stderr)); sys.exit(main())"
     )
     stderr = open(tmp_path / "stderr.txt", "w+")  # noqa: SIM115
@@ -257,7 +371,7 @@ def test_a_pool_sweep_stops_within_two_seconds_and_resumes(
 ) -> None:
     command = sweep_command(tmp_path, "--workers", "2")
     out, pid = tmp_path / "o", command.process.pid
-    command.wait_until(lambda: len(children_of(pid)) >= 2, "the pool started")
+    command.wait_until(lambda: len(direct_children(pid)) >= 2, "the pool started")
     command.wait_until(lambda: len(folders(out)) >= published, f"{published} runs were done")
     took, status, left, stderr = command.stop(signal.SIGINT, group=group)
     assert took <= STOP_WITHIN
@@ -326,20 +440,22 @@ def _die_on_three(n: int) -> int:
 
 
 def test_a_pool_closed_early_ends_its_workers_at_once() -> None:
-    from sitesim.executors import execute_all
+    from sitesim.sweeps.executors import execute_all
 
     done = execute_all(_slow_square, range(40), "process", workers=2)
     assert next(done)[1] in {n * n for n in range(1, 40)}  # (item 0 still running)
-    workers = children_of(os.getpid())
+    workers = direct_children(os.getpid())
     assert workers
-    start = time.monotonic()
+    watch = Stopwatch({os.getpid(), *workers})
     done.close()  # (as an interrupt in the loop over it does)
-    assert time.monotonic() - start <= STOP_WITHIN
+    took = watch.seconds()
+    print(f"closed in {took:.2f} s ({time.monotonic() - watch.began:.2f} s of wall time)")
+    assert took <= STOP_WITHIN
     assert not {pid for pid in workers if alive(pid)}
 
 
 def test_a_pool_worker_that_dies_loses_items_and_nothing_hangs() -> None:
-    from sitesim.executors import execute_all
+    from sitesim.sweeps.executors import execute_all
 
     seen = {k: (result, lost) for k, result, lost in execute_all(
         _die_on_three, range(8), "process", workers=2)}  # fmt: skip
@@ -355,7 +471,7 @@ def test_an_interrupted_run_spares_the_full_scan_when_the_program_ends(
     (seconds per gigabyte); a program that ends once interrupted (the CLI) skips it."""
     import gc
 
-    from sitesim import collector
+    from sitesim.engine import collector
 
     thresholds = gc.get_threshold()
     monkeypatch.setattr(collector, "exit_on_interrupt", True, raising=False)
@@ -378,6 +494,50 @@ def test_an_interrupted_run_spares_the_full_scan_when_the_program_ends(
         collector._saved = None
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+# -- after the outputs are written --------------------------------------------------------------
+#: A program that sends itself SIGINT, as a Ctrl-C would come, at a moment after the command
+#: wrote its outputs: once the command returned (``returned``), or in the interpreter's teardown
+#: (``teardown``: an atexit function, which runs there).
+LATE_SIGINT = """\
+import atexit, os, signal, sys
+from sitesim.cli.main import main
+from sitesim.cli.commands import run
+
+def ctrl_c():
+    print("ctrl-c", file=sys.stderr)
+    os.kill(os.getpid(), signal.SIGINT)
+
+command = run.run
+if sys.argv[1] == "returned":
+    run.run = lambda args: [command(args), ctrl_c()][0]
+else:
+    atexit.register(ctrl_c)
+del sys.argv[1]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("moment", "status", "stderr"),
+    [("returned", 130, "ctrl-c\nsitesim: interrupted\n"), ("teardown", 0, "")],
+)
+def test_a_ctrl_c_after_the_outputs_are_written(
+    tmp_path: Path, moment: str, status: int, stderr: str
+) -> None:
+    """Before the command's end it is an interrupt like any other (status 130, one line); the
+    program ends then, so no teardown follows where it would end the program unannounced
+    (status -2) or with a traceback. The outputs are complete either way."""
+    done = subprocess.run(
+        [sys.executable, "-c", LATE_SIGINT, moment,
+         "run", "--users", "2", "--days", "3", "--warmup", "0", "--out", "o"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (status, stderr)
+    assert "outputs written to o" in done.stdout
+    assert_nothing_half_written(tmp_path / "o")
+    assert (tmp_path / "o" / "runs.csv").exists()
 
 
 # -- a long conversion -------------------------------------------------------------------------

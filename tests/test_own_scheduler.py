@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import sitesim
-from sitesim.cli import main
-from sitesim.config import SiteConfig
+from sitesim.cli.main import main
 from sitesim.errors import ConfigError
+from sitesim.runs.config import SiteConfig
 from sitesim.schedulers import EASY, canonical_name, create, parameters
-from sitesim.sweeps import SweepPlan, sweep
+from sitesim.sweeps.sweep import SweepPlan, sweep
 from tests.fairshare import FairEASY, population
 
 FAIR = "tests.fairshare:FairEASY"
@@ -62,6 +62,21 @@ def test_a_scheduler_path_that_names_no_scheduler_is_refused(name, message):
         SiteConfig(scheduler=name)
 
 
+def test_a_module_that_fails_while_imported_is_told_apart_from_a_missing_name(
+    tmp_path, monkeypatch
+):
+    """An AttributeError that the module's own code raises while it is imported is that
+    module's failure, not a name the module lacks."""
+    (tmp_path / "broken_scheduler.py").write_text("import math\n\nmath.no_such_function\n")
+    monkeypatch.syspath_prepend(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        SiteConfig(scheduler="broken_scheduler:FairEASY")
+    assert str(refused.value) == (
+        "scheduler broken_scheduler:FairEASY: importing module broken_scheduler failed: "
+        "AttributeError: module 'math' has no attribute 'no_such_function'"
+    )
+
+
 def test_simulate_passes_run_settings_on_beside_a_scheduler_object():
     by_object = sitesim.simulate(6, FairEASY(), estimates="ratio", seed=2, **SHORT)
     by_path = sitesim.simulate(6, FAIR, estimates="ratio", seed=2, **SHORT)
@@ -94,7 +109,8 @@ def test_a_sweep_of_an_own_scheduler_by_path_with_its_parameter(tmp_path):
         ("EASY", None, 1), ("EASY", None, 2),
         (FAIR, 1, 1), (FAIR, 1, 2), (FAIR, 48, 1), (FAIR, 48, 2),
     ]  # fmt: skip
-    stored = json.loads((tmp_path / f"scheduler={FAIR},half_life=48,seed=2" / "results.json")
+    stored = json.loads((tmp_path / "scheduler=tests.fairshare.FairEASY,half_life=48,seed=2"
+                         / "results.json")
                         .read_text())["config"]  # fmt: skip
     assert (stored["scheduler"], stored["scheduler_params"]) == (FAIR, {"half_life": 48})
 
@@ -120,7 +136,7 @@ def test_scheduler_objects_and_factories_are_swept_each_run_with_a_fresh_copy(tm
     named = sweep(base, {"scheduler": [FAIR], "half_life": [48], "model": [POPULATION, "static"]},
                   seeds=2, executor="serial")  # fmt: skip
     assert untimed(result.runs) == untimed(named.runs)
-    folder = tmp_path / f"scheduler=FAIREASY_half_life_48,model={POPULATION},seed=1"
+    folder = tmp_path / "scheduler=FAIREASY_half_life_48,model=tests.fairshare.population,seed=1"
     document = json.loads((folder / "results.json").read_text())
     assert document["config"] is None and document["sweep"]["custom"]["scheduler"] == FAIR
     again = sweep(base, factors, seeds=2, out=tmp_path, executor="serial")
@@ -141,7 +157,7 @@ def test_a_factory_that_cannot_travel_is_refused_for_the_pool_but_runs_serially(
 def test_rerun_imports_a_module_only_when_allowed_and_says_which(tmp_path, capsys):
     out = tmp_path / "o"
     sweep(SiteConfig(users=4, **SHORT), {"scheduler": [FAIR]}, out=out, executor="serial")
-    results = out / f"scheduler={FAIR},seed=1" / "results.json"
+    results = out / "scheduler=tests.fairshare.FairEASY,seed=1" / "results.json"  # (no ":")
     module = sys.modules.pop("tests.fairshare")
     try:
         assert main(["rerun", str(results)]) == 2
@@ -163,5 +179,60 @@ def test_the_command_line_takes_a_scheduler_by_its_import_path(tmp_path, capsys)
     table = capsys.readouterr().out
     assert "FAIREASY half_life=12" in table
     (results,) = out.glob("*FairEASY*/results.json")
+    # a colon is not valid in a Windows file name: the import path's ":" becomes "."
+    assert results.parent.name == "users-0003-tests.fairshare.FairEASY"
     config = json.loads(results.read_text())["config"]
     assert (config["scheduler"], config["scheduler_params"]) == (FAIR, {"half_life": 12.0})
+
+
+class CountingEASY(EASY):
+    """A researcher's EASY with its own select and backfill, counting their calls."""
+
+    name = "COUNTING"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selects = self.backfills = 0
+
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
+        self.selects += 1
+        return super().select(now, resources)
+
+    def backfill(self, now, resources, queue, first, started):  # type: ignore[no-untyped-def]
+        self.backfills += 1
+        super().backfill(now, resources, queue, first, started)
+
+
+def test_an_own_easy_keeps_its_logic_on_a_platform_and_gives_the_processors_schedule():
+    """A subclass of EASY with its own select and backfill: both are called on a platform of
+    nodes as on processors (the platform runs the scheduler's own logic, never a substitute),
+    and on N one-core nodes it starts every job when it does on N processors."""
+    from sitesim.engine.site import Site
+    from sitesim.models.trace_user import TraceUser, TraceWorkload
+    from sitesim.platform import Platform
+
+    rng = np.random.default_rng(7)
+    n = 200
+    work = TraceWorkload.from_jobs(
+        np.cumsum(rng.integers(0, 50, n)).tolist(),
+        rng.integers(1, 17, n).tolist(),
+        rng.integers(1, 900, n).tolist(),
+        (rng.integers(1, 900, n) + 900).tolist(),
+    )
+    nodes = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 16, "cores": 1, "memory": 1}],
+            "partitions": [{"name": "all", "nodes": ["n"]}],
+        }
+    )
+    results = {}
+    for machine in (16, nodes):
+        scheduler = CountingEASY()
+        site = Site(machine, scheduler)
+        site.add_user(TraceUser(work))
+        results[str(machine)] = (site.run(), scheduler)
+    (procs, on_procs), (platform, on_nodes) = results.values()
+    assert platform.platform is not None  # (it ran on the machine of nodes)
+    assert on_nodes.selects > 50 and on_nodes.backfills > 20
+    assert (on_nodes.selects, on_nodes.backfills) == (on_procs.selects, on_procs.backfills)
+    assert np.array_equal(procs.records["start"], platform.records["start"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -65,8 +66,18 @@ def test_import_sitesim_is_light_and_gives_the_public_api():
 
 
 def test_the_command_line_does_not_load_scipy_or_matplotlib():
-    code = "import sys, sitesim.cli; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
+    code = "import sys, sitesim.cli.main; print(sorted({'scipy', 'matplotlib'} & set(sys.modules)))"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_classroom_extra_installs_what_the_lab_needs():
+    """`pip install -e '.[classroom]'` then `jupyter lab docs/lab.ipynb` (docs/index.md):
+    JupyterLab and a kernel, widgets, and nbconvert/nbclient to execute the notebooks."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    names = {re.split(r"[<>=\[]", spec)[0] for spec in extras["classroom"]}
+    assert {"jupyterlab", "ipykernel", "ipywidgets", "nbconvert", "nbformat", "nbclient"} <= names

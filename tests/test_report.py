@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from sitesim.cli.main import main
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,30 @@ def test_report_writes_the_gantt_and_the_lanes(runs, tmp_path, capsys):
     assert "1 users (as named)" in html.read_text()
 
 
+def test_the_figures_are_written_as_their_names_say_and_together(runs, tmp_path, monkeypatch):
+    easy = runs / "users-0012-EASY"
+    gantt, lanes = tmp_path / "gantt.svg", tmp_path / "lanes.pdf"
+    argv = ["report", str(easy), "--gantt", str(gantt), "--lanes", str(lanes), "--window", "3:5"]
+    assert main(argv) == 0
+    first = gantt.read_bytes(), lanes.read_bytes()
+    assert first[0].startswith(b"<?xml") and b"<svg" in first[0][:500]
+    assert first[1].startswith(b"%PDF")
+    assert main(argv) == 0
+    assert (gantt.read_bytes(), lanes.read_bytes()) == first  # (no dates, no random ids)
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    from sitesim.views import lanes as lanes_module
+
+    monkeypatch.setattr(lanes_module, "lanes_figure", interrupted)  # Ctrl-C after the Gantt
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    argv = ["report", str(easy), "--gantt", str(quiet / "g.png"), "--lanes", str(quiet / "l.png")]
+    assert main(argv) == 130
+    assert list(quiet.iterdir()) == []
+
+
 def _fails(argv: list[str], capsys: pytest.CaptureFixture[str], match: str) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -59,6 +83,13 @@ def test_bad_run_folders_are_one_line_and_status_2(runs, tmp_path, capsys):
     half.mkdir()
     shutil.copy(easy / "jobs.csv", half / "jobs.csv")
     _fails(["report", str(half)], capsys, "half-written run folder")
+    scenario = tmp_path / "scenario"  # a scenario's --out: its tables, figures and JSON
+    scenario.mkdir()
+    for name in ("creasy.json", "part5_runs.csv", "part5.png"):
+        (scenario / name).write_text("x")
+    _fails(["report", str(scenario)], capsys,
+           "not a run folder (no results.json): it holds other results (creasy.json, part5.png, "
+           "part5_runs.csv)")  # fmt: skip
     cut = tmp_path / "cut"  # a file that is not what results.json lists
     shutil.copytree(easy, cut)
     with (cut / "jobs.csv").open("r+b") as fh:

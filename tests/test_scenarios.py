@@ -30,7 +30,8 @@ def quick(name: str, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]
 
 TESTED = {"validate_users", "open_vs_closed", "violations", "load_curves", "feedback_replay",
           "teaching_demo", "creasy_study", "utility_lee_snavely", "utility_robustness",
-          "utility_site", "microeconomic", "dynp", "maintenance", "fairshare"}  # fmt: skip
+          "utility_site", "microeconomic", "dynp", "maintenance", "fairshare",
+          "rl_open_vs_closed"}  # fmt: skip
 
 
 def test_every_scenario_is_tested():
@@ -84,7 +85,7 @@ def _check_loop_split(gains: list, metric: str) -> None:  # type: ignore[type-ar
 
 
 def test_loop_split_pairs_by_seed():
-    from sitesim.scenario import loop_split
+    from sitesim.cli.scenario import loop_split
 
     throughput = {  # (loops, seed): (FCFS, EASY)
         ("both loops", 1): (2.0, 3.0), ("both loops", 2): (4.0, 5.0),
@@ -102,8 +103,8 @@ def test_loop_split_pairs_by_seed():
 
 
 def test_a_trace_replayed_under_its_own_scheduler_predicts_exactly():
-    from sitesim.compare import ComparePoint, compare_point
-    from sitesim.config import SiteConfig
+    from sitesim.runs.config import SiteConfig
+    from sitesim.sweeps.compare import ComparePoint, compare_point
 
     site = SiteConfig(model="static", users=5, days=10, warmup_days=1)
     rows = compare_point(ComparePoint(site, "EASY", "EASY"))
@@ -191,8 +192,8 @@ def test_teaching_demo_options(tmp_path, capsys):
 
 
 def test_maintenance_quick(tmp_path):
-    from sitesim.config import SiteConfig
-    from sitesim.runner import run
+    from sitesim.runs.config import SiteConfig
+    from sitesim.runs.runner import run
 
     data = quick("maintenance", tmp_path)
     runs = data["runs"]
@@ -231,13 +232,20 @@ def test_creasy_study_quick(tmp_path):
     assert {r["loops"] for r in data["part4"]["loops"]} == {"both loops", "aborts off",
                                                              "difference"}  # fmt: skip
     part5 = data["part5"]
-    # both session-start mechanisms; the loops apart with the specification's
-    kinds = {(r["session_starts"], r["loops"]) for r in part5["relative"]}
-    assert kinds == {("after_break", "both loops"), ("after_break", "aborts off"),
-                     ("scheduled", "both loops")}  # fmt: skip
+    # three regimes; the thesis' session starts, the loops apart and clocked starts (a
+    # sensitivity option) in the revisited, work-matched one
+    kinds = {(r["regime"], r["session_starts"], r["loops"]) for r in part5["relative"]}
+    assert kinds == {("work matched", "after_break", "both loops"),
+                     ("work matched", "after_break", "aborts off"),
+                     ("work matched", "clocked", "both loops"),
+                     ("uncompressed", "after_break", "both loops"),
+                     ("fitted", "after_break", "both loops")}  # fmt: skip
     assert {r["loops"] for r in part5["loops"]} == {"both loops", "aborts off", "difference"}
-    residuals = part5["residuals"]["after_break"]
-    assert {(r["users"], r["metric"]) for r in residuals} >= {(50, "throughput_per_h")}
+    residuals = part5["residuals"]["work matched"]
+    shown = {(r["users"], r["metric"]) for r in residuals}
+    assert shown >= {(50, "throughput_per_h"), (50, "batches_per_session")}
+    assert {r["source"] for r in residuals} == {"ch. 2, CREASY", "ch. 5, EASY"}
+    assert all("batches_per_session_rel_pct" in r for r in part5["relative"])
 
 
 def test_creasy_thesis_calibration_quick(tmp_path):
@@ -250,6 +258,8 @@ def test_creasy_thesis_calibration_quick(tmp_path):
     data = json.loads((tmp_path / "creasy.json").read_text())
     fits = data["part5_calibration"]["fits"]
     assert {f["session_starts"] for f in fits} == {"after_break", "scheduled"}
+    clocked = data["part5_calibration"]["clocked"]
+    assert 0.5 < clocked["start_gap_scale"] < 50.0 and clocked["target_throughput_per_h"] > 0
     assert all(0.02 < f["break_scale"] < 2.0 for f in fits)
     profile = json.loads((tmp_path / "thesis_profile.json").read_text())
     assert profile["settings"]["thesis_regime"]["max_width"] == 1
@@ -451,3 +461,30 @@ def test_fairshare_quick(tmp_path):
     assert wait["heavy"] > wait["light"]
     assert {(r["weight"], r["half_life"]) for r in data["gap"]} == set(configs[1:])
     assert (tmp_path / "fairshare.png").exists()
+
+
+def test_rl_open_vs_closed_quick(tmp_path):
+    from sitesim.gym.policies import LinearPriority
+
+    data = quick("rl_open_vs_closed", tmp_path)
+    runs = data["runs"]
+    assert len(runs) == 4 * 2 * 2  # schedulers x (open replay, users in the loop) x seeds
+    by = {(r["scheduler"], r["judged"], r["seed"]): r for r in runs}
+    for seed in data["seeds"]:
+        # EASY's own trace replayed under EASY predicts its run exactly
+        easy = [
+            by[("EASY", judged, seed)]["bsld_mean"]
+            for judged in ("open replay", "users in the loop")
+        ]
+        assert easy[0] == easy[1]
+        # an open replay fixes the throughput, whatever the scheduler
+        names = ("EASY", "CREASY", "trained open", "trained closed")
+        assert len({by[(n, "open replay", seed)]["throughput_per_h"] for n in names}) == 1
+    changes = [r for r in data["bsld_advantage"] if r["judged"] == "change"]
+    assert {r["scheduler"] for r in changes} == {"CREASY", "trained open", "trained closed"}
+    assert {(p["mode"], p["replication"]) for p in data["policies"]} == {
+        (mode, seed) for mode in ("open", "closed") for seed in data["seeds"]
+    }
+    for policy in data["policies"]:
+        LinearPriority(policy["weights"])  # (9 weights, as the scheduler reads them)
+    assert (tmp_path / "rl_open_vs_closed.png").read_bytes()[:4] == b"\x89PNG"

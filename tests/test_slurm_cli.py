@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.cli import main
+from sitesim.cli.main import main
+from sitesim.slurm.multifactor import WEIGHT_MAX
 
 DATA = Path(__file__).parent / "data" / "slurm"
 #: A few jobs of users 1..4 (sacctmgr's u1, user2, 3, u4), SWF's 18 fields.
@@ -68,3 +69,106 @@ def test_bad_slurm_settings_are_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert status == 2
     assert len(err.strip().splitlines()) == 1 and message in err
+
+
+# -- issue 32 ----------------------------------------------------------------------------------
+def replay(tmp_path: Path, *args: str, trace: str = SWF) -> tuple[int, Path]:
+    """``sitesim replay`` of ``trace`` on 64 processors under SLURM with ``--param`` each of
+    ``args``: its status and output folder."""
+    path = tmp_path / "t.swf"
+    path.write_text(trace + "\n")
+    folder = tmp_path / "o"
+    argv = ["replay", str(path), "--procs", "64", "--scheduler", "SLURM", "--out", str(folder)]
+    status = main([*argv, *(item for arg in args for item in ("--param", arg))])
+    return status, folder
+
+
+def test_a_setting_equal_to_slurms_default_wins_over_the_conf_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # slurm.conf has bf_window=2880 and PriorityWeightFairshare=10000: the "off" arm is off
+    given = ["bf_window=1440", "PriorityWeightFairshare=0"]
+    status, folder = replay(tmp_path, f"conf={DATA / 'slurm.conf'}", *given)
+    assert status == 0, capsys.readouterr().err
+    results = json.loads((folder / "results.json").read_text())
+    params = results["scheduler_params"]
+    assert (params["bf_window"], params["PriorityWeightFairshare"]) == (1440, 0)
+    in_force = results["scheduler_stats"]["settings"]  # (those that differ from the defaults)
+    assert "bf_window" not in in_force and "PriorityWeightFairshare" not in in_force
+    assert in_force["bf_resolution"] == 120  # (the file's, not given)
+    assert main(["rerun", str(folder / "results.json")]) == 0
+
+
+def test_the_largest_weights_run_and_the_priority_stays_within_32_bits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    top = str(WEIGHT_MAX)
+    weights = [f"PriorityWeight{k}={top}" for k in ("Age", "Fairshare", "JobSize", "QOS")]
+    status, folder = replay(tmp_path, *weights, f"PriorityWeightTRES=CPU={top}")
+    assert status == 0, capsys.readouterr().err
+    priorities = (folder / "priorities.csv").read_text().splitlines()[1:]
+    top_priority = max(int(line.split(",")[2]) for line in priorities)
+    assert top_priority == WEIGHT_MAX  # (capped, as slurmctld caps it)
+
+
+def test_an_operators_listing_by_name_works_with_a_converted_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # sitesim convert numbers users by first submission (alice 1, bob 2, carol 3, dave 4,
+    # erin 5); the listing names them in another order, and frank, who has no job
+    trace, names = tmp_path / "site.swf", tmp_path / "names.json"
+    log = Path(__file__).parent / "data" / "formats" / "site.sacct"
+    assert main(["convert", str(log), "-o", str(trace), "--mapping", str(names)]) == 0
+    listing = tmp_path / "assoc.txt"
+    listing.write_text(
+        "Account|User|Share|ParentName\nphysics||40|root\nchemistry||20|root\n"
+        "chemistry|dave|1|\nphysics|carol|1|\nchemistry|frank|1|\nphysics|alice|1|\n"
+        "chemistry|bob|1|\n"
+    )
+    capsys.readouterr()
+    folder = tmp_path / "o"
+    status = main(
+        ["replay", str(trace), "--scheduler", "SLURM", "--param", f"assoc={listing}",
+         "--param", f"mapping={names}", "--param", "PriorityWeightFairshare=1000",
+         "--out", str(folder)]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"{listing}:6: User: 1 of the 5 users listed is not in {names}" in err
+    assert f"{names}: 1 of the trace's 5 users is in no account of {listing} (user 5)" in err
+    results = json.loads((folder / "results.json").read_text())
+    accounts = {row["account"]: row["users"] for row in results["per_account"]}
+    assert accounts == {"physics": 2, "chemistry": 2}  # (erin's jobs never ran: skipped)
+    number = json.loads(names.read_text())["users"]
+    jobs = [line.split(",") for line in (folder / "jobs.csv").read_text().splitlines()]
+    user = jobs[0].index("user")
+    users = {int(row[user]) for row in jobs[1:]}
+    assert users == {number[name] for name in ("alice", "bob", "carol", "dave")}
+
+
+def test_a_trace_user_in_no_account_of_the_listing_is_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    more = SWF + "\n25 2000 -1 60 16 -1 -1 16 3600 -1 1 9 1 -1 1 -1 -1 -1"  # (user 9)
+    status, folder = replay(tmp_path, f"assoc={DATA / 'assoc.txt'}", trace=more)
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"{DATA / 'assoc.txt'}: user 9 of the trace is in no account: charged to" in err
+    stats = json.loads((folder / "results.json").read_text())["scheduler_stats"]
+    assert stats["users_in_no_account"] == 1
+
+
+def test_the_scheduler_column_shows_each_file_by_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [
+        f"conf={DATA / 'slurm.conf'}",
+        f"assoc={DATA / 'assoc.txt'}",
+        f"qos={DATA / 'qos.txt'}",
+    ]
+    status, _ = replay(tmp_path, *files, "PriorityWeightAge=4294967295")
+    out = capsys.readouterr().out
+    assert status == 0
+    label = "SLURM conf=slurm.conf assoc=assoc.txt qos=qos.txt PriorityWeightAge=4294967295"
+    assert f"\n{label}  " in out  # (its row of the table)
+    assert str(DATA) not in out

@@ -18,10 +18,10 @@ import pytest
 from scipy import stats
 
 import sitesim
-from sitesim.cli import main
-from sitesim.config import ReplayConfig, SiteConfig
+from sitesim.cli.main import main
 from sitesim.errors import ConfigError
-from sitesim.sweeps import (
+from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.sweeps.sweep import (
     SweepPlan,
     paired_differences,
     run_name,
@@ -152,7 +152,7 @@ def test_confidence_intervals_by_students_t():
 
 
 def test_a_failing_run_is_retried_once_then_reported(tmp_path, monkeypatch, capsys):
-    from sitesim import runner
+    from sitesim.runs import runner
 
     real = runner.run
     calls: dict[int, int] = {}
@@ -384,7 +384,10 @@ def test_a_scheduler_object_is_copied_for_every_run_and_described_when_registere
 
 
 def test_the_three_steps_of_a_sweep_are_modules_of_their_own():
-    from sitesim import replications, sweep_plan, sweep_runs, sweeps
+    from sitesim.sweeps import execute as sweep_runs
+    from sitesim.sweeps import plan as sweep_plan
+    from sitesim.sweeps import replications
+    from sitesim.sweeps import sweep as sweeps
 
     assert sweeps.SweepPlan is sweep_plan.SweepPlan and sweeps.execute is sweep_runs.execute
     assert sweeps.summarize_runs is replications.summarize_runs
@@ -393,7 +396,120 @@ def test_the_three_steps_of_a_sweep_are_modules_of_their_own():
 def test_a_tls_dask_scheduler_without_the_clients_tls_settings_is_one_clear_error():
     pytest.importorskip("dask.distributed")
     from sitesim.errors import SitesimError
-    from sitesim.executors import execute_all
+    from sitesim.sweeps.executors import execute_all
 
     with pytest.raises(SitesimError, match="a tls:// scheduler needs the client's TLS settings"):
         list(execute_all(abs, [1], "dask", address="tls://127.0.0.1:9"))
+
+
+# -- issue 32 ----------------------------------------------------------------------------------
+#: A platform whose partition refuses jobs asking more than two hours.
+PLATFORM = (ROOT / "tests" / "data" / "limited_platform.toml").read_text()
+ON_A_PLATFORM = """\
+out = "o"
+seeds = 2
+[base]
+days = 7
+warmup_days = 0
+platform = "site.toml"
+estimates = "ratio"
+[factors]
+users = [3]
+"""
+
+
+def test_a_sweep_on_a_platform_resumes_and_refuses_an_edited_platform(
+    tmp_path, monkeypatch, capsys
+):
+    """The plan names the platform's sha256 as the runs' results.json do, so a second sweep
+    finds them complete; a platform edited since is another configuration. The platform's
+    path is relative to the sweep file, as the profile's and the trace's are."""
+    (tmp_path / "study").mkdir()
+    (tmp_path / "study" / "site.toml").write_text(PLATFORM)
+    (tmp_path / "study" / "s.toml").write_text(ON_A_PLATFORM)
+    monkeypatch.chdir(tmp_path)  # (not the sweep file's folder)
+    argv = ["sweep", "study/s.toml", "--serial", "--results-only"]
+    assert main(argv) == 0
+    assert "2 of 2 runs complete (0 found complete, 2 run now)" in capsys.readouterr().out
+    assert main(argv) == 0
+    assert "2 of 2 runs complete (2 found complete, 0 run now)" in capsys.readouterr().out
+    (tmp_path / "study" / "site.toml").write_text(PLATFORM.replace('"2:00', '"3:00'))
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        "sitesim: error: study/o/users=3,seed=1 holds the results of another configuration "
+        "(platform_sha256 differs); remove it or give another output folder"
+    )
+
+
+def test_the_replications_of_a_run_are_built_and_checked_once(monkeypatch):
+    """A plan of many seeds builds each combination's configuration once (a seed is copied
+    in), so that planning and --dry-run take time by the combinations, not the runs."""
+    built = []
+    check = SiteConfig.__post_init__
+    monkeypatch.setattr(SiteConfig, "__post_init__", lambda self: [built.append(1), check(self)])
+    plan = SweepPlan(BASE, {"users": [2, 3], "scheduler": ["FCFS", "EASY"]}, tuple(range(500)))
+    assert plan.size == 2_000
+    runs = plan.runs()
+    assert len(runs) == 2_000 and len(built) == 4
+    assert [run.config.seed for run in runs[:3]] == [0, 1, 2]
+    assert runs[1].config == BASE.replace(users=2, scheduler="FCFS", seed=1)
+    with pytest.raises(ConfigError, match="seed must be a whole number >= 0"):
+        BASE.with_seed(-1)
+
+
+def test_a_plan_over_the_limit_is_refused_before_it_is_expanded(tmp_path):
+    plan = SweepPlan(BASE, {"users": [2, 3]}, (1, 2, 3))
+    with pytest.raises(ConfigError, match=r"plans 6 runs \(factor levels x seeds: 2 x 3\), more"):
+        sweep(plan, executor="serial", max_runs=5)
+    (tmp_path / "s.toml").write_text("seeds = 20_000\n[factors]\nusers = [1]\n")
+    with pytest.raises(ConfigError, match=r"plans 20,000 runs .* more than the limit of 10,000"):
+        SweepPlan.load(tmp_path / "s.toml")
+    assert len(SweepPlan.load(tmp_path / "s.toml", max_runs=20_000).seeds) == 20_000
+    (tmp_path / "s.toml").write_text("seeds = 100_000_000_000\n[factors]\nusers = [1]\n")
+    with pytest.raises(ConfigError, match=r"the sweep plans 1e\+11 runs .* of memory"):
+        SweepPlan.load(tmp_path / "s.toml", max_runs=10**11)  # (before the seeds are listed)
+
+
+def test_the_jobs_runs_left_out_are_said_by_reason_also_when_resumed(tmp_path, monkeypatch, capsys):
+    """With estimates from the profile's request ratios, jobs ask more time than the
+    partition's limit and are refused; the sweep says so on stderr, as replay says of a
+    trace's impossible lines (before, only each run's results.json did)."""
+    (tmp_path / "site.toml").write_text(PLATFORM)
+    (tmp_path / "s.toml").write_text(ON_A_PLATFORM.replace("[3]", "[3, 6]"))
+    monkeypatch.chdir(tmp_path)
+    argv = ["sweep", "s.toml", "--serial", "--results-only"]
+    assert main(argv) == 0
+    warned = capsys.readouterr().err.splitlines()
+    result = sweep(SweepPlan.load("s.toml"), executor="serial")  # (resumed: every run found)
+    assert result.resumed == 4 and list(result.refused) == [
+        "users=3,seed=1", "users=3,seed=2", "users=6,seed=1", "users=6,seed=2",
+    ]  # fmt: skip
+    assert warned == [
+        f"sitesim: warning: {name}: skipped {n:,} impossible jobs (time limit above its "
+        f"partition's {n:,})"
+        for name, refused in result.refused.items()
+        for n in [refused["time limit above its partition's"]]
+    ]
+    fresh = sweep(SweepPlan.load("s.toml"), out=tmp_path / "again", executor="serial")
+    assert fresh.refused == result.refused
+    rows = {f"users={row['users']},seed={row['seed']}": row for row in fresh.runs}
+    assert all(rows[name]["jobs_skipped"] == sum(r.values()) for name, r in fresh.refused.items())
+
+
+def test_a_sweep_file_with_tables_for_a_platform_and_accounts(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        "seeds = 1\n[base]\nusers = 6\ndays = 2\nwarmup_days = 0\nscheduler = 'SLURM'\n"
+        "scheduler_params = {PriorityWeightFairshare = 1000}\n"
+        "[base.platform]\nname = 'tiny'\nnodes = [{type = 'n', count = 4, cores = 8}]\n"
+        "partitions = [{name = 'all', nodes = 'n'}]\n"
+        "[factors]\naccounts = [{physics = 4, chemistry = 2}, '2x3']\n"
+    )
+    assert main(["sweep", str(path), "--serial", "--out", str(tmp_path / "o")]) == 0
+    named = tmp_path / "o" / "accounts=physics.4+chemistry.2,seed=1" / "results.json"
+    config = json.loads(named.read_text())["config"]
+    assert config["platform"]["name"] == "tiny"
+    assert config["scheduler_params"]["accounts"] == {"physics": 4, "chemistry": 2}
+    capsys.readouterr()
+    assert main(["rerun", str(named)]) == 0
+    assert "same summary as" in capsys.readouterr().out

@@ -9,13 +9,13 @@ One module a format, each named by what it reads or writes:
   ``jobs.csv`` (read by evalys); :mod:`~sitesim.formats.run_folder` writes it for a run in
   memory or in its folder;
 - :mod:`~sitesim.formats.tables`: DataFrames with typed columns and units in their names
-  (``result.to_pandas()``, ``sitesim.load(folder)``) and Parquet files;
+  (``sitesim.to_pandas(result)``, ``sitesim.load(folder)``) and Parquet files;
 
 and what they share: :mod:`~sitesim.formats.converted` (what a reader returns),
 :mod:`~sitesim.formats.lines` (lines skipped, by reason; the one-line error naming file, line
-and field), :mod:`~sitesim.formats.names` (users, accounts, partitions and queues numbered in a
+and field), :mod:`~sitesim.workload.names` (users, accounts, partitions and queues numbered in a
 stable order), :mod:`~sitesim.formats.times` (time stamps and time zones),
 :mod:`~sitesim.formats.platform_toml` (an inferred platform as a platform file).
-``sitesim convert`` (:mod:`sitesim.commands.convert`) chooses among them by option or by file
+``sitesim convert`` (:mod:`sitesim.cli.commands.convert`) chooses among them by option or by file
 extension (:mod:`~sitesim.formats.choose`).
 """

@@ -35,13 +35,19 @@ from typing import Any
 import numpy as np
 
 from sitesim import __version__
+from sitesim.engine.job import JobState
+from sitesim.engine.records import format_value
 from sitesim.errors import SitesimError
 from sitesim.formats.choose import not_the_format, read_text
 from sitesim.formats.converted import Converted
-from sitesim.formats.lines import QUOTED, FormatError, Skipped, format_error
-from sitesim.job import JobState
-from sitesim.records import format_value
-from sitesim.swf import COLUMN, FIELDS, SWFTrace
+from sitesim.formats.lines import QUOTED, FormatError, Skipped, format_error, out_of_range
+from sitesim.workload.swf import (
+    COLUMN,
+    FIELDS,
+    MAX_VALUE,
+    SWFTrace,
+    unknown_and_negative,
+)
 
 #: The columns of Batsim's jobs.csv, in Batsim's order.
 JOBS_COLUMNS = (
@@ -81,6 +87,7 @@ def read_batsim(path: str) -> Converted:
             name, 1, "jobs", "a Batsim workload", text,
             'a JSON object with a list "jobs" (and "profiles")',
         )  # fmt: skip
+    nb_res = _nb_res(name, text, document)
     profiles = document.get("profiles", {})
     if not isinstance(profiles, dict):
         raise format_error(name, _line_of_key(text, "profiles"), "profiles", "must be an object")
@@ -88,6 +95,7 @@ def read_batsim(path: str) -> Converted:
     skipped = Skipped()
     rows: list[list[float]] = []
     ids: list[str] = []
+    kept: list[int] = []  # the position in "jobs" of each row
     for k, job in enumerate(jobs):
         where = _JobPlace(name, text, k)
         if not isinstance(job, dict):
@@ -96,6 +104,7 @@ def read_batsim(path: str) -> Converted:
         if row is not None:
             rows.append(row)
             ids.append(str(job["id"]))
+            kept.append(k)
     data = np.array(rows, dtype=np.float64).reshape(-1, len(FIELDS))
     notes: list[str] = []
     numbers = [_id_number(i) for i in ids]
@@ -112,15 +121,47 @@ def read_batsim(path: str) -> Converted:
         f"; MaxJobs: {len(data)}",
         f"; MaxRecords: {len(data)}",
     ]
-    nb_res = document.get("nb_res")
-    if isinstance(nb_res, int) and not isinstance(nb_res, bool) and nb_res > 0:
-        header += [f"; MaxNodes: {nb_res}", f"; MaxProcs: {nb_res}"]
+    header += [f"; MaxNodes: {nb_res}", f"; MaxProcs: {nb_res}"]
     description = document.get("description")
     if isinstance(description, str) and description.strip():
         header.append(f"; Information: {' '.join(description.split())}")
     header.append(f"; Note: {skipped.summary()}")
     header += [f"; Note: {note}" for note in notes]
-    return Converted(SWFTrace(name, header, data), skipped, {}, notes)
+    position = [kept[k] for k in order.tolist()]
+
+    def source(row: int) -> str:
+        return f"{name}:{_line_of_job(text, position[row])}"
+
+    return Converted(SWFTrace(name, header, data), skipped, {}, notes, source=source)
+
+
+#: The most resources a workload may name: Batsim reads ``nb_res`` as a C ``int``.
+MAX_NB_RES = 2**31 - 1
+
+
+def _nb_res(name: str, text: str, document: dict[str, Any]) -> int:
+    """The workload's number of resources (``nb_res``), which Batsim requires: the machine
+    size of the trace (its MaxProcs)."""
+    line = _line_of_key(text, "nb_res")
+    if "nb_res" not in document:
+        raise format_error(
+            name, line, "nb_res",
+            f"missing: a Batsim workload names its number of resources (a whole number from "
+            f"1 to {MAX_NB_RES:,}), the machine size",
+        )  # fmt: skip
+    nb_res = document["nb_res"]
+    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or not 1 <= nb_res <= MAX_NB_RES:
+        raise format_error(
+            name, line, "nb_res", f"{_shown(nb_res)} is not a whole number from 1 to "
+            f"{MAX_NB_RES:,}",
+        )  # fmt: skip
+    return nb_res
+
+
+def _shown(value: Any) -> str:
+    """A JSON value for a message, its first 40 characters at most."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class _JobPlace:
@@ -149,6 +190,8 @@ def _swf_row(
         raise where.error("res", f"{res!r} is not a whole number")
     if res < 1:
         raise where.error("res", f"{res} is " + ("a negative count" if res < 0 else "not >= 1"))
+    if res > MAX_NB_RES:
+        raise where.error("res", f"{_shown(res)} is more than nb_res can be ({MAX_NB_RES:,})")
     walltime = _number(where, job, "walltime", low=None) if "walltime" in job else -1.0
     if walltime <= 0:
         walltime = -1.0
@@ -168,18 +211,30 @@ def _swf_row(
     row[COLUMN["procs"]] = row[COLUMN["req_procs"]] = float(res)
     row[COLUMN["req_time"]] = walltime
     user = job.get("user")
-    if isinstance(user, int) and not isinstance(user, bool) and user >= 0:
+    if isinstance(user, int) and not isinstance(user, bool) and 0 <= user <= MAX_VALUE:
         row[COLUMN["user"]] = float(user)
     return row
 
 
 def _number(where: _JobPlace, job: dict[str, Any], key: str, low: float | None) -> float:
     value = job[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise where.error(key, f"{value!r} is not a number of seconds")
+    seconds = _float(value)
+    problem = out_of_range("submit", _shown(value), seconds)  # (times share one range)
+    if problem:
+        raise where.error(key, problem)
     if low is not None and value < low:
         raise where.error(key, f"{value!r} is negative")
-    return float(value)
+    return seconds
+
+
+def _float(value: float) -> float:
+    """``value`` as a float; infinite for a JSON integer too large for one (``10**400``)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _duration(profile: dict[str, Any], profiles: dict[str, Any], depth: int = 0) -> float | None:
@@ -189,13 +244,14 @@ def _duration(profile: dict[str, Any], profiles: dict[str, Any], depth: int = 0)
     if kind == "delay":
         delay = profile.get("delay")
         if isinstance(delay, int | float) and not isinstance(delay, bool) and delay >= 0:
-            return float(delay)
+            return _float(delay)
         return None
     if kind == "composed" and depth < 8:
         seq = profile.get("seq")
         repeat = profile.get("repeat", 1)
         if not isinstance(seq, list) or not isinstance(repeat, int) or repeat < 1:
             return None
+        repeat = min(repeat, MAX_VALUE)  # (a larger count gives a runtime out of range anyway)
         parts = [
             _duration(profiles[p], profiles, depth + 1)
             if isinstance(p, str) and isinstance(profiles.get(p), dict) else None
@@ -209,7 +265,7 @@ def _duration(profile: dict[str, Any], profiles: dict[str, Any], depth: int = 0)
 
 def _id_number(text: str) -> int | None:
     tail = text.rsplit("!", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+    return int(tail) if tail.isdigit() and len(tail) < 16 else None  # (exact as a float64)
 
 
 def _line_of_key(text: str, key: str) -> int:
@@ -259,9 +315,10 @@ def batsim_workload(trace: SWFTrace) -> tuple[str, Skipped]:
     data = trace.data
     runtime, procs = data[:, COLUMN["runtime"]], data[:, COLUMN["procs"]]
     size = np.where(procs > 0, procs, data[:, COLUMN["req_procs"]])
-    no_runtime = runtime < 0
-    for mask, reason in ((no_runtime, "unknown runtime"), (~no_runtime & (size < 1),
-                                                           "unknown size")):  # fmt: skip
+    unknown, negative = unknown_and_negative(runtime)
+    no_runtime = unknown | negative
+    for mask, reason in ((unknown, "unknown runtime"), (negative, "negative runtime"),
+                         (~no_runtime & (size < 1), "unknown size")):  # fmt: skip
         found = np.flatnonzero(mask)
         quotes = [
             (trace.location(row) if trace.sha256 else f"{trace.name}: job line {row + 1}",
@@ -333,7 +390,7 @@ def jobs_csv(
     """Batsim's jobs.csv for a run's records.
 
     Args:
-        records: the per-job records (:data:`sitesim.records.JOB_DTYPE`).
+        records: the per-job records (:data:`sitesim.engine.records.JOB_DTYPE`).
         allocated: each record's resources as an interval set (``0-3 7``; empty if none).
         resources: each record's number of resources (processors, or nodes on a platform).
         workload: the workload name column.

@@ -9,10 +9,12 @@ field; nothing is written.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
 from sitesim.errors import SitesimError
+from sitesim.workload.swf import range_problem
 
 #: How many lines of each reason are quoted.
 QUOTED = 2
@@ -29,6 +31,17 @@ def format_error(name: str, line: int, field_name: str, problem: str) -> FormatE
     """The error for field ``field_name`` of line ``line`` (1-based) of file ``name``."""
     where = f"{name}:{line}" if line > 0 else name
     return FormatError(f"{where}: field {field_name}: {problem}")
+
+
+def out_of_range(field_name: str, text: str, value: float) -> str | None:
+    """What is wrong with ``value``, read from ``text`` for SWF field ``field_name``, if it is
+    of an absurd size (:func:`sitesim.workload.swf.range_problem`; an infinite value has more digits
+    than a float holds): ``'1e+300' is out of range: ...``; None if nothing is."""
+    problem = range_problem(field_name, min(value, sys.float_info.max))
+    if problem is None:
+        return None
+    shown = text if len(text) <= 20 else text[:17] + "..."
+    return f"{shown!r} {problem}"
 
 
 @dataclass

@@ -26,16 +26,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from sitesim import __version__
 from sitesim.formats.choose import not_the_format, read_text
 from sitesim.formats.converted import Converted
-from sitesim.formats.lines import FormatError, Skipped, format_error
-from sitesim.formats.names import header_lines, number_names
-from sitesim.formats.times import iso_utc
-from sitesim.swf import COLUMN, FIELDS, SWFTrace
+from sitesim.formats.lines import FormatError, Skipped, format_error, out_of_range
+from sitesim.formats.times import iso_utc, started_before_submit
+from sitesim.workload.names import header_lines, number_names
+from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
 
 _RECORD = re.compile(r"^(\d\d/\d\d/\d{4} \d\d:\d\d:\d\d);([A-Za-z]);([^;]*);(.*)$")
 _HMS = re.compile(r"^(?:(\d+):)?(\d+):(\d+)$")
@@ -55,11 +56,13 @@ def read_pbs(paths: Sequence[str]) -> Converted:
     skipped = Skipped()
     rows: list[list[float]] = []
     text_fields: dict[str, list[str]] = {"user": [], "group": [], "queue": [], "jobname": []}
+    kept = _Kept()
     for path in map(str, paths):
-        _read_file(path, rows, text_fields, skipped)
+        _read_file(path, rows, text_fields, skipped, kept)
     data = np.array(rows, dtype=np.float64).reshape(-1, len(FIELDS))
     order = np.argsort(data[:, COLUMN["submit"]], kind="stable")
     data = data[order]
+    lines = [kept.lines[k] for k in order.tolist()]
     names: dict[str, list[str]] = {}
     for kind, key, column in (("users", "user", "user"), ("groups", "group", "group"),
                               ("job names", "jobname", "executable"),
@@ -70,6 +73,9 @@ def read_pbs(paths: Sequence[str]) -> Converted:
     data[:, COLUMN["submit"]] -= origin
     data[:, COLUMN["job"]] = np.arange(1, len(data) + 1)
     notes = ["users (field 12) and groups (field 13) numbered by first submission"]
+    skews = np.array(kept.skews)
+    if (skews > 0).any():
+        notes.append(started_before_submit(int((skews > 0).sum()), float(skews.max()), "queued"))
     header = [
         "; Version: 2.2",
         "; Computer: unknown (PBS accounting log)",
@@ -90,11 +96,23 @@ def read_pbs(paths: Sequence[str]) -> Converted:
     header.append(f"; MaxQueues: {len(names['queues'])}")
     header += header_lines("Queue", names["queues"])
     trace = SWFTrace(str(paths[0]) if len(paths) == 1 else "PBS accounting logs", header, data)
-    return Converted(trace, skipped, names, notes)
+    return Converted(trace, skipped, names, notes, source=lines.__getitem__)
+
+
+@dataclass
+class _Kept:
+    """For each kept record, in file order: ``file:line`` and its clock skew (seconds)."""
+
+    lines: list[str] = field(default_factory=list)
+    skews: list[float] = field(default_factory=list)
 
 
 def _read_file(
-    name: str, rows: list[list[float]], text_fields: dict[str, list[str]], skipped: Skipped
+    name: str,
+    rows: list[list[float]],
+    text_fields: dict[str, list[str]],
+    skipped: Skipped,
+    log: _Kept,
 ) -> None:
     text = read_text(name)
     seen_record = False
@@ -120,10 +138,13 @@ def _read_file(
             continue
         values = _values(match[4])
         try:
-            rows.append(_job(name, number, values))
+            row, skew = _job(name, number, values)
         except _Skip as why:
             skipped.add(str(why), f"{name}:{number}", line)
             continue
+        rows.append(row)
+        log.lines.append(f"{name}:{number}")
+        log.skews.append(skew)
         for key in text_fields:
             text_fields[key].append(values.get(key, ""))
 
@@ -147,37 +168,48 @@ def _values(text: str) -> dict[str, str]:
     return values
 
 
-def _job(name: str, number: int, v: dict[str, str]) -> list[float]:
+def _job(name: str, number: int, v: dict[str, str]) -> tuple[list[float], float]:
+    """The SWF line of an ``E`` record, and how many seconds it started before it was queued
+    (clock skew; 0 if it did not)."""
+
     def error(key: str, problem: str) -> FormatError:
         return format_error(name, number, key, problem)
 
-    def whole(key: str, negative: str, other: str) -> float:
+    def in_range(key: str, text: str, value: float, kind: str) -> float:
+        """``value`` (read from ``text``), unless of an absurd size for an SWF field of
+        ``kind`` (a time: ``runtime``; else ``procs``)."""
+        problem = out_of_range(kind, text, value)
+        if problem:
+            raise error(key, problem)
+        return value
+
+    def whole(key: str, negative: str, other: str, kind: str) -> float:
         """A whole number >= 0 (NaN: absent); ``negative`` and ``other`` name what is wrong."""
         text = v.get(key, "")
         if text == "":
             return math.nan
         if not text.isdigit():
             raise error(key, f"{text!r} is {negative if text.lstrip('-').isdigit() else other}")
-        return float(text)
+        return in_range(key, text, float(text), kind)
 
     def stamp(key: str) -> float:
-        seconds = whole(key, "a negative time", "not Unix seconds")
+        seconds = whole(key, "a negative time", "not Unix seconds", "runtime")
         return seconds if seconds > 0 else math.nan
 
     def count(key: str) -> float:
-        return whole(key, "a negative count", "not a count")
+        return whole(key, "a negative count", "not a count", "procs")
 
     def duration(key: str) -> float:
         text = v.get(key, "")
         if text == "":
             return math.nan
         if text.isdigit():
-            return float(text)
+            return in_range(key, text, float(text), "runtime")
         match = _HMS.match(text)
         if not match:
             raise error(key, f"{text!r} is not a duration (HH:MM:SS or seconds)")
-        hours, minutes, seconds = (int(g) if g else 0 for g in match.groups())
-        return float(hours * 3600 + minutes * 60 + seconds)
+        hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+        return in_range(key, text, hours * 3600 + minutes * 60 + seconds, "runtime")
 
     def size_kb(key: str) -> float:
         text = v.get(key, "")
@@ -187,7 +219,7 @@ def _job(name: str, number: int, v: dict[str, str]) -> list[float]:
         if not match:
             raise error(key, f"{text!r} is not a size such as 4gb or 1024kb")
         words = 8 if (match[3] or "").lower() == "w" else 1
-        return int(match[1]) * words * _KB[match[2].lower()]
+        return in_range(key, text, float(match[1]) * words * _KB[match[2].lower()], "memory")
 
     submit = stamp("qtime")
     if math.isnan(submit):
@@ -198,14 +230,17 @@ def _job(name: str, number: int, v: dict[str, str]) -> list[float]:
     ncpus = count("Resource_List.ncpus")
     nodes, ppn = _nodes(v.get("Resource_List.nodes", ""))
     requested = ncpus if ncpus > 0 else nodes * ppn
+    key = "Resource_List.ncpus" if ncpus > 0 else "Resource_List.nodes"
+    requested = in_range(key, v.get(key, ""), requested, "procs") if requested > 0 else requested
     procs = _exec_host_cpus(v.get("exec_host", ""))
     if math.isnan(procs):
         procs = requested if requested > 0 else count("Resource_List.nodect")
+    else:
+        procs = in_range("exec_host", v["exec_host"], procs, "procs")
     ran = not math.isnan(start)
     if ran and not math.isnan(end) and end < start:
         raise _Skip("ends before it starts")
-    if ran and start < submit:
-        raise _Skip("starts before it was queued")
+    skew = submit - start if ran and start < submit else 0.0
     cput, mem = duration("resources_used.cput"), size_kb("resources_used.mem")
     req_mem = size_kb("Resource_List.mem")
     exit_status = v.get("Exit_status", "")
@@ -213,7 +248,7 @@ def _job(name: str, number: int, v: dict[str, str]) -> list[float]:
         raise error("Exit_status", f"{exit_status!r} is not a whole number")
     row = [-1.0] * len(FIELDS)
     row[COLUMN["submit"]] = submit
-    row[COLUMN["wait"]] = start - submit if ran else -1
+    row[COLUMN["wait"]] = max(start - submit, 0.0) if ran else -1  # (clock skew: wait 0)
     row[COLUMN["runtime"]] = end - start if ran and not math.isnan(end) else -1
     row[COLUMN["procs"]] = procs if ran and procs > 0 else -1
     per = procs if procs > 0 else math.nan
@@ -226,7 +261,7 @@ def _job(name: str, number: int, v: dict[str, str]) -> list[float]:
     row[COLUMN["req_memory"]] = round(req_mem / req_per) if req_mem == req_mem and req_per > 0 \
         else -1  # fmt: skip
     row[COLUMN["status"]] = 5 if not ran else (1 if exit_status in ("", "0") else 0)
-    return row
+    return row, skew
 
 
 def _nodes(text: str) -> tuple[float, float]:
@@ -241,11 +276,11 @@ def _exec_host_cpus(text: str) -> float:
     """The CPUs of ``exec_host``: ``n01/0-7+n02/0*8+n03/5`` is 8 + 8 + 1 (NaN if none)."""
     if not text:
         return math.nan
-    total = 0
+    total = 0.0
     for part in text.split("+"):
         match = _HOST_CPUS.match(part)
         if not match:
             return math.nan
         low, high, times = match.groups()
-        total += int(times) if times else (int(high) - int(low) + 1 if high else 1)
-    return float(total)
+        total += float(times) if times else (float(high) - float(low) + 1 if high else 1)
+    return total

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sitesim.platform import Platform
+from sitesim.platform.description import Platform
 
 
 def platform_toml(tables: dict[str, Any], source: str) -> str:
     """The TOML text of a platform file holding ``tables`` (checked by building the
-    :class:`~sitesim.platform.Platform` first); ``source`` is named in its first comment."""
+    :class:`~sitesim.platform.description.Platform` first); ``source`` is named in its first
+    comment."""
     Platform.from_dict(tables)  # (refuses what a platform file could not hold)
     lines = [
         f"# The platform {source} shows, inferred by sitesim convert: a lower bound. Each",

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from sitesim.engine.job import JobState
+from sitesim.engine.records import JOB_DTYPE
+from sitesim.engine.site import SiteResult
 from sitesim.errors import SitesimError
 from sitesim.formats.batsim import assign_processors, jobs_csv
-from sitesim.job import JobState
-from sitesim.records import JOB_DTYPE
-from sitesim.report import JOBS_NAME, PLACEMENT_NAME, RESULTS_NAME
-from sitesim.site import SiteResult
+from sitesim.results.report import JOBS_NAME, PLACEMENT_NAME, RESULTS_NAME
 
 _STATE_CODES = {state.name.lower(): int(state) for state in JobState}
 
@@ -89,7 +89,7 @@ def read_results(folder: Path) -> dict[str, Any]:
 
 
 def read_records(path: Path) -> np.ndarray:
-    """A run's jobs.csv back as records (:data:`sitesim.records.JOB_DTYPE`; empty cells NaN).
+    """A run's jobs.csv back as records (:data:`sitesim.engine.records.JOB_DTYPE`; empty cells NaN).
 
     Raises:
         SitesimError: a missing file, column, or a value that is not a number.

@@ -19,12 +19,18 @@ What becomes of each line (the reference page, docs/reference/formats.md, has th
   repeated header line are skipped, counted by reason;
 - a job that never started (cancelled while pending) is kept, as SWF keeps it: wait, runtime
   and processors -1, status 5;
+- a job that starts before its submit time (clock skew) is kept: wait 0, runtime as logged,
+  counted in a note;
+- a line with more fields than the header (a ``|`` inside a job name: ``--parsable2`` cannot
+  quote it) is mended when the header has one free-text field (:data:`FREE_TEXT`), else
+  skipped and counted; a line with fewer is an error;
+- the jobs of several clusters (the field ``Cluster``) are refused unless one is chosen;
 - each task of a job array is a job (``123_4``); a range still pending or cancelled as one
   line (``123_[5-9%2]``) becomes one job a task;
 - the components of a heterogeneous job (``123+0``, ``123+1``) start together: they become one
   job, their processors summed, in the first component's partition;
 - users and accounts (fields 12 and 13), job names (field 14), QOS (field 15, the SWF queue)
-  and partitions (field 16) are numbered by first submission (:mod:`sitesim.formats.names`).
+  and partitions (field 16) are numbered by first submission (:mod:`sitesim.workload.names`).
 
 The reading is columnar: a block of lines is split at once, and each field parsed with NumPy
 (times, counts) or once per distinct value (states, limits, TRES), so a million lines take
@@ -37,6 +43,7 @@ import gzip
 import math
 import operator
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
@@ -48,18 +55,19 @@ from sitesim import __version__
 from sitesim.errors import SitesimError
 from sitesim.formats.choose import not_the_format, read_text
 from sitesim.formats.converted import Converted
-from sitesim.formats.lines import QUOTED, Skipped, format_error
-from sitesim.formats.names import header_lines, number_codes
+from sitesim.formats.lines import QUOTED, Skipped, format_error, out_of_range
 from sitesim.formats.times import (
     FORMATS,
     UNKNOWN_STAMPS,
     StampKind,
     parse_stamps,
     stamp_kind,
+    started_before_submit,
     zone,
 )
-from sitesim.platform import format_duration, parse_duration
-from sitesim.swf import COLUMN, FIELDS, SWFTrace
+from sitesim.platform.values import format_duration, parse_duration
+from sitesim.workload.names import header_lines, number_codes
+from sitesim.workload.swf import COLUMN, FIELDS, SWFTrace
 
 #: Fields every line must have (JobID or JobIDRaw; NCPUS or AllocCPUS).
 REQUIRED = ("JobID", "Submit", "Start", "End", "State")
@@ -98,6 +106,14 @@ NOT_ENDED = {
     "SPECIAL_EXIT": "an earlier run of a requeued job (--duplicates)",
 }
 STEP = "a job step (give sacct --allocations)"
+TOO_MANY = "more fields than the header names"
+NO_END = "no | at the end of the line (the header has one: sacct --parsable)"
+#: Fields of free text, which may hold a ``|`` (sacct --parsable2 cannot quote it). A line
+#: with more fields than the header names is mended when the header has one of them.
+FREE_TEXT = (
+    "JobName", "Comment", "AdminComment", "SystemComment", "WorkDir", "SubmitLine",
+    "Constraints", "Reason", "StdIn", "StdOut", "StdErr", "Extra",
+)  # fmt: skip
 HEADER_AGAIN = "the header line repeated"
 
 _ARRAY_RANGE = re.compile(r"^(\d+)_\[([0-9,\-]+)(?:%\d+)?\]$")
@@ -118,7 +134,11 @@ _UNUSED = ("JobIDRaw", "ExitCode")
 
 
 def read_sacct(
-    paths: Sequence[str], *, timezone: str = "UTC", submit_time: str = "submit"
+    paths: Sequence[str],
+    *,
+    timezone: str = "UTC",
+    submit_time: str = "submit",
+    cluster: str | None = None,
 ) -> Converted:
     """Read sacct ``--parsable2`` output (one or more files) into SWF.
 
@@ -129,14 +149,22 @@ def read_sacct(
         submit_time: ``submit`` (when the job was submitted, sacct's Submit) or ``eligible``
             (when it could first start: after a hold, a dependency, a begin time; sacct's
             Eligible, which must then be among the fields).
+        cluster: keep the jobs of this cluster only (sacct's field Cluster); a log of
+            several clusters (``sacct --clusters``) must name one.
 
     Raises:
-        FormatError: a file that is not sacct output, or a malformed line: the message names
-            the file, the line and the field.
+        FormatError: a file that is not sacct output, a malformed line, or the jobs of
+            several clusters without ``cluster``: the message names the file, the line and
+            the field.
     """
-    log = _Log([str(p) for p in paths], zone(timezone), eligible=submit_time == "eligible")
+    log = _Log(
+        [str(p) for p in paths], zone(timezone), eligible=submit_time == "eligible",
+        cluster=cluster,
+    )  # fmt: skip
     for k, path in enumerate(log.paths):
         log.read_file(k, path)
+    if not log.fields:  # every file empty: no job (the command says so)
+        return Converted(SWFTrace(log.paths[0], [], np.empty((0, len(FIELDS)))), log.skipped)
     if submit_time == "eligible" and "Eligible" not in log.fields:
         raise format_error(
             log.paths[0], 1, "header", "--submit-time eligible needs the field Eligible"
@@ -153,8 +181,10 @@ class _Log:
     jobs not ended are counted (their first lines quoted) and dropped before anything else
     is parsed, so only the kept lines' columns are held."""
 
-    def __init__(self, paths: list[str], tz: ZoneInfo, eligible: bool = False) -> None:
-        self.paths, self.tz = paths, tz
+    def __init__(
+        self, paths: list[str], tz: ZoneInfo, eligible: bool = False, cluster: str | None = None
+    ) -> None:
+        self.paths, self.tz, self.cluster = paths, tz, cluster
         #: The fields read (the others are split off and dropped).
         self.wanted = {*REQUIRED, *OPTIONAL} - set(_UNUSED) - (set() if eligible else
                                                                 {"Eligible"})  # fmt: skip
@@ -169,6 +199,10 @@ class _Log:
         self.index: dict[str, dict[str, int]] = {}
         self.words: dict[str, str] = {}  # State text -> its first word
         self._where: tuple[str, np.ndarray] = ("", np.empty(0))
+        #: Lines of every cluster, by cluster (when the field Cluster is there).
+        self.clusters: Counter[str] = Counter()
+        #: Lines whose free-text field held a ``|``, mended.
+        self.mended = 0
 
     # - files -
     def read_file(self, k: int, name: str) -> None:
@@ -178,9 +212,14 @@ class _Log:
                 first, line = first + 1, fh.readline()
             header = line.strip()
             if not header:
-                raise not_the_format(name, 1, "header", "sacct output", "", "the file is empty")
+                return  # an empty file: no job
             trailing = header.endswith("|")  # --parsable: every line ends with a "|"
             fields = _header_fields(name, first, header[:-1] if trailing else header)
+            if self.cluster is not None and "Cluster" not in fields:
+                raise format_error(
+                    name, first, "header",
+                    "--cluster needs the field Cluster (add it to sacct's --format)",
+                )  # fmt: skip
             if self.fields and fields != self.fields:
                 raise format_error(
                     name, first, "header",
@@ -217,30 +256,82 @@ class _Log:
             lines = [lines[j] for j in keep]
             numbers = numbers[keep]
         bars = np.fromiter(map(_BARS, lines), dtype=np.int64, count=len(lines))
-        if (bars != width - 1).any():
-            self._width_error(name, numbers, lines, width, trailing)
+        odd = np.flatnonzero(bars != width - 1).tolist()
+        hidden = _absent(text) if odd else ""  # (stands for a "|" in free text)
+        mended = self.mended
+        if odd:
+            lines, numbers = self._refit(name, numbers, lines, odd, trailing, hidden)
         flat = "|".join(lines).split("|") if lines else []
-        if trailing and any(flat[width - 1 :: width]):
-            self._width_error(name, numbers, lines, width, trailing)
+        if trailing and any(flat[width - 1 :: width]):  # (a line without the trailing "|")
+            odd = [j for j in range(len(lines)) if flat[j * width + width - 1]]
+            hidden = hidden or _absent(text)
+            lines, numbers = self._refit(name, numbers, lines, odd, trailing, hidden)
+            flat = "|".join(lines).split("|") if lines else []
         columns = {f: flat[j::width] for j, f in enumerate(self.fields) if f in self.wanted}
+        if self.mended > mended:
+            for f in set(columns) & set(FREE_TEXT):
+                columns[f] = [v.replace(hidden, "|") for v in columns[f]]
         self._sort_out(k, name, numbers, lines, columns)
         return following
 
-    def _width_error(
-        self, name: str, numbers: np.ndarray, lines: list[str], width: int, trailing: bool
-    ) -> None:
-        for j, line in enumerate(lines):
-            parts = line.split("|")
-            found = len(parts) - (1 if trailing and parts[-1] == "" else 0)
-            want = width - trailing
-            if found != want or (trailing and parts[-1] != ""):
-                problem = "truncated" if found < want else "too long"
-                missing = self.fields[min(found, want - 1)]
-                raise format_error(
-                    name, int(numbers[j]), missing,
-                    f"line {problem}: {found} fields, the header names {want}",
-                )  # fmt: skip
-        raise AssertionError("no line of a wrong width found")
+    def _refit(
+        self,
+        name: str,
+        numbers: np.ndarray,
+        lines: list[str],
+        odd: list[int],
+        trailing: bool,
+        hidden: str,
+    ) -> tuple[list[str], np.ndarray]:
+        """``lines`` with the lines ``odd`` (which have more or fewer fields than the header)
+        mended or skipped: a line with more is mended when its extra ``|`` can only lie in
+        the header's one free-text field (:data:`FREE_TEXT`; sacct cannot quote the ``|``),
+        where ``hidden`` stands for it; else skipped and counted. A line with fewer fields
+        is truncated: an error."""
+        drop = set()
+        for j in odd:
+            mended, why = self._mend(name, int(numbers[j]), lines[j], trailing, hidden)
+            if mended is None:
+                self.skipped.add(why, f"{name}:{int(numbers[j])}", lines[j])
+                drop.add(j)
+            else:
+                lines[j] = mended
+                self.mended += 1
+        if not drop:
+            return lines, numbers
+        keep = [j for j in range(len(lines)) if j not in drop]
+        return [lines[j] for j in keep], numbers[keep]
+
+    def _mend(
+        self, name: str, number: int, line: str, trailing: bool, hidden: str
+    ) -> tuple[str | None, str]:
+        """A line of more fields than the header names, the ``|`` of its free text replaced
+        by ``hidden`` (None if that cannot be done), and the reason to skip it.
+
+        Raises:
+            FormatError: the line has fewer fields than the header (truncated).
+        """
+        parts = line.split("|")
+        want = len(self.fields)
+        ends = not trailing or parts[-1] == ""  # (--parsable: a "|" ends every line)
+        if trailing and ends:
+            parts.pop()
+        if len(parts) < want:
+            raise format_error(
+                name, number, self.fields[len(parts)],
+                f"line truncated: {len(parts)} fields, the header names {want}",
+            )  # fmt: skip
+        if not ends:
+            return None, NO_END
+        free = [j for j, f in enumerate(self.fields) if f in FREE_TEXT]
+        if len(free) > 1:
+            named = " or ".join(self.fields[j] for j in free)
+            return None, f"a | inside {named}, which sacct cannot quote: which is ambiguous"
+        if not free or not hidden:
+            return None, TOO_MANY
+        at, extra = free[0], len(parts) - want
+        parts[at : at + extra + 1] = [hidden.join(parts[at : at + extra + 1])]
+        return "|".join(parts) + ("|" if trailing else ""), ""
 
     def _sort_out(
         self,
@@ -260,15 +351,17 @@ class _Log:
         for state, why in NOT_ENDED.items():
             reason[word == state] = why
         reason[np.array(["." in v for v in ids], dtype=bool)] = STEP
+        if "Cluster" in columns:
+            self.clusters.update(columns["Cluster"])
+            if self.cluster is not None:
+                other = np.array(columns["Cluster"], dtype=object) != self.cluster
+                reason[other & (reason == "")] = f"another cluster than {self.cluster}"
         stamps = {}
         keep = reason == ""
         for f in _STAMPS:
             if f in columns:
                 stamps[f] = self._stamps(f, columns[f], keep)
         started = ~np.isnan(stamps["Start"])
-        reason[keep & started & (stamps["Start"] < stamps["Submit"])] = (
-            "starts before it was submitted"
-        )
         reason[keep & started & (stamps["End"] < stamps["Start"])] = "ends before it starts"
         dropped = np.flatnonzero(reason != "")
         for why in dict.fromkeys(reason[dropped].tolist()):
@@ -338,9 +431,12 @@ class _Log:
         self.line_all = _join(self.line, np.int64)
         self.file_all = _join(self.file, np.int32)
         self.id_all = _join(self.ids, str)
-        self.stamp_all = {f: _join(v, np.float64) for f, v in self.stamps.items()}
-        self.code_all = {f: _join(v, np.int32) for f, v in self.codes.items()}
-        self.distinct = {f: list(index) for f, index in self.index.items()}
+        read = [f for f in self.fields if f in self.wanted]  # (no line: no block was read)
+        stamps = [f for f in read if f in _STAMPS]
+        coded = [f for f in read if f not in _TEXT and f not in _STAMPS]
+        self.stamp_all = {f: _join(self.stamps.get(f, []), np.float64) for f in stamps}
+        self.code_all = {f: _join(self.codes.get(f, []), np.int32) for f in coded}
+        self.distinct = {f: list(self.index.get(f, {})) for f in coded}
 
     def has(self, name: str) -> bool:
         return name in self.fields
@@ -376,9 +472,22 @@ class _Log:
                 negative = text.startswith("-") and _COUNT.match(text[1:])
                 what = "a negative count" if negative else "not a count (a whole number)"
                 raise ValueError(f"{text!r} is {what}")
+            problem = out_of_range("procs", text, float(text))
+            if problem:
+                raise ValueError(problem)
             return float(text)
 
         return self.parse_distinct(name, count)
+
+
+def _absent(text: str) -> str:
+    """A control character ``text`` does not hold, to stand for a ``|`` while it is split
+    (empty in the unlikely case it holds them all)."""
+    return next((c for c in _HIDDEN if c not in text), "")
+
+
+#: Characters that may stand for a ``|``: control characters other than white space.
+_HIDDEN = [chr(c) for c in (*range(1, 9), *range(14, 32))]
 
 
 def _join(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
@@ -412,7 +521,7 @@ def _header_fields(name: str, number: int, header: str) -> list[str]:
     ):
         text = read_text(name, limit=20_000)
         raise not_the_format(name, number, "header", "sacct --parsable2 output", text, expected)
-    known = {f.lower(): f for f in (*REQUIRED, *OPTIONAL)}
+    known = {f.lower(): f for f in (*REQUIRED, *OPTIONAL, *FREE_TEXT)}
     fields = [known.get(part.strip().lower(), part.strip()) for part in header.split("|")]
     if "NCPUS" not in fields and "AllocCPUS" not in fields:
         missing = "NCPUS"
@@ -437,12 +546,18 @@ def _limit(text: str) -> float:
     if text in ("", "UNLIMITED", "INFINITE", "Partition_Limit", "None"):
         return math.nan
     try:
-        return parse_duration(text)
+        seconds = parse_duration(text)
     except ValueError:
         raise ValueError(
             f"{text!r} is not a time limit sacct prints ([days-]hours:minutes:seconds, "
             "UNLIMITED or Partition_Limit)"
         ) from None
+    except OverflowError:  # (more digits than a float holds)
+        seconds = math.inf
+    problem = out_of_range("req_time", text, seconds)
+    if problem:
+        raise ValueError(problem)
+    return seconds
 
 
 def _tres(text: str) -> tuple[float, float]:
@@ -495,6 +610,7 @@ def _convert(log: _Log, submit_time: str) -> Converted:
     if bad_id is not None:
         raise f.error(bad_id, "JobID", f"{str(ids[bad_id])!r} is not a Slurm job id (123, "
                       "123_4, 123_[5-9], 123+0)")  # fmt: skip
+    _one_cluster(log)
     state = np.array([log.words[v] for v in log.distinct["State"]], dtype=object)[
         log.code_all["State"]
     ] if n else np.empty(0, dtype=object)  # fmt: skip
@@ -552,7 +668,10 @@ def _convert(log: _Log, submit_time: str) -> Converted:
     origin = math.floor(float(sub.min())) if n else 0
     data[:, COLUMN["job"]] = np.arange(1, n + 1)
     data[:, COLUMN["submit"]] = sub - origin
-    data[:, COLUMN["wait"]] = np.where(started, st - sub, -1.0)
+    early = started & (st < sub)  # (clock skew: kept, its wait 0, its runtime as logged)
+    if early.any():
+        notes.append(started_before_submit(int(early.sum()), float((sub - st)[early].max())))
+    data[:, COLUMN["wait"]] = np.where(started, np.maximum(st - sub, 0.0), -1.0)
     ended = started & ~np.isnan(en)
     data[:, COLUMN["runtime"]] = np.where(ended, en - st, -1.0)
     data[:, COLUMN["procs"]] = np.where(started & (cp >= 0), cp, -1.0)
@@ -582,9 +701,49 @@ def _convert(log: _Log, submit_time: str) -> Converted:
     part = data[:, COLUMN["partition"]].astype(np.int64) - 1
     platform = _platform(names, part, st, en, cp, nd, gp, lim, started & ~np.isnan(en))
     clusters = sorted(set(f.text("Cluster", rows).tolist())) if f.has("Cluster") else []
+    if log.mended:
+        field_name = next(f for f in log.fields if f in FREE_TEXT)
+        notes.append(
+            f"{_count(log.mended, 'line')} with a | inside {field_name} (which sacct cannot "
+            "quote): its parts joined"
+        )
     header = _header(paths, n, origin, sub, log.tz, peak, names, skipped, notes, clusters)
     trace = SWFTrace(paths[0] if len(paths) == 1 else "sacct output", header, data)
-    return Converted(trace, skipped, names, notes, platform)
+    files, lines = log.file_all[rows], log.line_all[rows]
+
+    def source(row: int) -> str:
+        return f"{paths[int(files[row])]}:{int(lines[row])}"
+
+    return Converted(trace, skipped, names, notes, platform, source)
+
+
+def _one_cluster(log: _Log) -> None:
+    """Refuse a log of several clusters' jobs (``sacct --clusters``) unless one was chosen,
+    and a chosen cluster the log does not show."""
+    if log.cluster is not None:
+        if log.cluster not in log.clusters:
+            shown = ", ".join(sorted(log.clusters)) or "none"
+            raise format_error(
+                log.paths[0], 0, "Cluster",
+                f"--cluster {log.cluster}: no line of this cluster (the log's clusters: "
+                f"{shown})",
+            )  # fmt: skip
+        return
+    if not log.has("Cluster") or len(log.distinct["Cluster"]) < 2:
+        return
+    codes = log.code_all["Cluster"]
+    other = np.flatnonzero(codes != codes[0])
+    if not len(other):
+        return
+    names = log.distinct["Cluster"]
+    jobs = np.bincount(codes, minlength=len(names))
+    counts = ", ".join(f"{names[k]} {int(jobs[k]):,}" for k in np.flatnonzero(jobs).tolist())
+    raise log.error(
+        int(other[0]), "Cluster",
+        f"{names[codes[other[0]]]!r} after {names[codes[0]]!r}: the log holds the jobs of "
+        f"{np.count_nonzero(jobs)} clusters (jobs: {counts}), one machine each; convert one "
+        "at a time with --cluster NAME",
+    )  # fmt: skip
 
 
 def _count(n: int, noun: str) -> str:

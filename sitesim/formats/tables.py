@@ -1,6 +1,6 @@
 """Tables as pandas DataFrames and Parquet files: typed columns, units in the names.
 
-- :func:`records_frame`: a run's per-job records (``result.to_pandas()``): times in seconds
+- :func:`records_frame`: a run's per-job records (``sitesim.to_pandas(result)``): times in seconds
   (``submit_s``, ``wait_s``, ...), the state as a category, integers as integers;
 - :func:`swf_frame`: an SWF trace's 18 fields (``runtime_s``, ``req_memory_kb``, ...);
 - :func:`load`: a run folder (or a sweep folder, or a folder of Parquet tables written by
@@ -18,14 +18,17 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sitesim.engine.job import JobState
 from sitesim.errors import SitesimError
-from sitesim.job import JobState
 from sitesim.output import atomic_write
-from sitesim.swf import FIELDS, INTEGER_FIELDS, SWFTrace
+from sitesim.workload.swf import FIELDS, INTEGER_FIELDS, SWFTrace
+
+if TYPE_CHECKING:
+    from sitesim.engine.site import SiteResult
 
 #: Record columns renamed to carry their units (the others keep their names).
 RECORD_NAMES = {
@@ -72,8 +75,14 @@ def pyarrow() -> tuple[Any, Any]:
     return pa, pq
 
 
+def to_pandas(result: SiteResult) -> Any:
+    """A run's jobs as a DataFrame (:func:`records_frame` of its records): ``sitesim.to_pandas(
+    result)``."""
+    return records_frame(result.records)
+
+
 def records_frame(records: np.ndarray) -> Any:
-    """A run's per-job records (:data:`sitesim.records.JOB_DTYPE`) as a DataFrame: one row a
+    """A run's per-job records (:data:`sitesim.engine.records.JOB_DTYPE`) as a DataFrame: one row a
     job, times in seconds with ``_s`` in their names, ``procs`` the job's size, ``state`` a
     category (completed, killed, ...)."""
     pd = pandas()

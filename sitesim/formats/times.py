@@ -137,3 +137,15 @@ def _offset(wall: float, tz: ZoneInfo) -> float:
 def iso_utc(seconds: float) -> str:
     """``2024-01-31T12:00:00Z``: an epoch time as text, for headers."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def started_before_submit(jobs: int, largest: float, submitted: str = "submitted") -> str:
+    """The note for jobs a log shows starting before they were submitted (clock skew), which
+    a conversion keeps: their start is their submit time (wait 0), their runtime as logged
+    (end minus start)."""
+    many = jobs != 1
+    return (
+        f"{jobs:,} job{'s' if many else ''} started before {'they were' if many else 'it was'} "
+        f"{submitted} (by up to {largest:,.0f} s: clock skew): kept, wait 0 (start set to the "
+        "submit time), runtime as logged"
+    )

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from sitesim.output import atomic_write
 from sitesim.views import gantt, lanes
 from sitesim.views.run_view import DAY, RunView
+
+#: Point sizes of the GIF's text (at its ``dpi``, 80 by default: 13 pt is 14 pixels).
+GIF_STYLE: Any = {
+    "font.size": 13,
+    "axes.titlesize": 14,
+    "xtick.labelsize": 11,
+    "ytick.labelsize": 11,
+}
 
 
 def animate(
@@ -27,13 +36,14 @@ def animate(
     step_h: float = 3.0,
     fps: int = 8,
     users: int = 20,
-    dpi: int = 64,
+    dpi: int = 80,
 ) -> Path:
     """Write the GIF of ``views`` side by side to ``path`` (atomically): a frame every
     ``step_h`` simulated hours over ``window`` (seconds; default the first run's span).
 
     The charts are drawn once; each frame is that picture with a curtain over the future and
-    the clock's line, composed in NumPy, and its counts written with Pillow.
+    the clock's line, composed in NumPy, and its counts written with Pillow in a band of their
+    own above each run's charts (they cover nothing).
     """
     import matplotlib
 
@@ -43,28 +53,32 @@ def animate(
 
     low, high = window or views[0].span
     chosen = lanes.pick_users(views[0], None, users)
-    fig, axes = plt.subplots(
-        2, len(views), figsize=(6.5 * len(views), 7.5), squeeze=False, sharex=True,
-        gridspec_kw={"height_ratios": [1, 1.2]}, layout="constrained", dpi=dpi,
-    )  # fmt: skip
-    for col, view in enumerate(views):
-        top, bottom = axes[0, col], axes[1, col]
-        gantt.draw_gantt(top, view, "user", (low, high), legend=False)
-        top.set_title(view.label, fontsize=11)
-        top.set_xlabel("")
-        lanes.draw_lanes(bottom, view, chosen, (low, high))
-    fig.canvas.draw()
+    with matplotlib.rc_context(GIF_STYLE):
+        fig, axes = plt.subplots(
+            2, len(views), figsize=(7.5 * len(views), 9.0), squeeze=False, sharex=True,
+            gridspec_kw={"height_ratios": [1, 1.2]}, layout="constrained", dpi=dpi,
+        )  # fmt: skip
+        for col, view in enumerate(views):
+            top, bottom = axes[0, col], axes[1, col]
+            gantt.draw_gantt(top, view, "user", (low, high), legend=False)
+            top.set_title(view.label)
+            top.set_xlabel("")
+            lanes.draw_lanes(bottom, view, chosen, (low, high))
+        fig.canvas.draw()
     rgba = fig.canvas.buffer_rgba()  # type: ignore[attr-defined]  # (the Agg canvas)
-    base = np.asarray(rgba)[..., :3].astype(np.float32)
-    height = base.shape[0]
+    charts = np.asarray(rgba)[..., :3].astype(np.float32)
+    size = max(12, round(GIF_STYLE["font.size"] * dpi / 72))  # pixels
+    band = 2 * size + 12  # two lines of counts above the charts
+    base = np.concatenate([np.full((band, *charts.shape[1:]), 255.0, np.float32), charts])
+    height = charts.shape[0]
     boxes = []  # per axes: pixel columns of low and high, rows of its top and bottom
     for ax in axes.flat:
         (x0, _), (x1, _) = ax.transData.transform([(low / DAY, 0), (high / DAY, 0)])
         box = ax.get_window_extent()
-        boxes.append((x0, x1, int(height - box.y1), int(height - box.y0)))
+        boxes.append((x0, x1, band + int(height - box.y1), band + int(height - box.y0)))
     plt.close(fig)
     levels = [_levels(view) for view in views]
-    font = ImageFont.load_default(size=max(10, dpi // 5))
+    font = ImageFont.load_default(size=size)
     frames = []
     for now in np.arange(low, high + 1, step_h * 3600.0):
         frame = base.copy()
@@ -79,13 +93,11 @@ def animate(
         day = now / DAY
         for col, level in enumerate(levels):
             waiting, running, active = (float(np.interp(now, *level[k])) for k in range(3))
-            x0, _, top_row, _ = boxes[col]  # (the top row's axes come first)
-            draw.text(
-                (x0 + 6, top_row + 4),
-                f"day {day:.2f} ({_weekday(day)} {24 * (day % 1):02.0f}:00)  waiting "
-                f"{waiting:.0f}  running {running:.0f}  in session {active:.0f}",
-                fill=(0, 0, 0), font=font,
-            )  # fmt: skip
+            x0 = boxes[col][0]  # (the top row's axes come first)
+            draw.text((x0, 4), f"day {day:.2f} ({_weekday(day)} {24 * (day % 1):02.0f}:00)",
+                      fill=(0, 0, 0), font=font)  # fmt: skip
+            draw.text((x0, 8 + size), f"waiting {waiting:.0f}   running {running:.0f}   "
+                      f"in session {active:.0f}", fill=(0, 0, 0), font=font)  # fmt: skip
         frames.append(image)
     both = np.concatenate([base, base + (255.0 - base) * 0.88]).astype(np.uint8)
     palette = Image.fromarray(both).quantize(colors=255)  # (the charts, bare and curtained)

@@ -28,8 +28,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from sitesim.engine.job import JobState
 from sitesim.errors import SitesimError
-from sitesim.job import JobState
 from sitesim.views.run_view import BACKFILL, MAIN, RunView, clip_window
 
 DAY = 86_400.0
@@ -37,14 +37,17 @@ ColorBy = Literal["user", "account", "partition", "decision", "state"]
 COLOR_BY: tuple[ColorBy, ...] = get_args(ColorBy)
 #: Past this many rectangles in the window, the chart is rasterised.
 MAX_PATCHES = 5_000
-#: Colours of categories (matplotlib's tab20 order, then cycled).
+#: Colours of categories, then cycled: Okabe and Ito's eight, safe for colour-blind readers,
+#: then twelve of Trubetskoy's "20 distinct colours" that differ from them and from each
+#: other (tab20's pairs of one hue, dark and light, looked alike: every two of these differ by
+#: a CIELAB distance of at least 24; tested).
 PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94",
-    "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5",
+    "#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00", "#cc79a7", "#000000",
+    "#911eb4", "#800000", "#808000", "#000075", "#469990", "#9a6324", "#bfef45", "#f032e6",
+    "#a9a9a9", "#fabed4", "#dcbeff", "#aaffc3",
 )  # fmt: skip
 #: Shades of downtime: maintenance, failure.
-OUTAGE_COLORS = ("#404040", "#d62728")
+OUTAGE_COLORS = ("#404040", "#d55e00")
 
 
 @dataclass(frozen=True)
@@ -77,13 +80,25 @@ def job_rects(view: RunView) -> Rects:
         keep = view.ran[spans.job]
         job, first, last = spans.job[keep], spans.first[keep], spans.last[keep]
         assert view.cores is not None
-        nodes = np.bincount(job, weights=last - first, minlength=len(rec))  # nodes per job
-        node_cores = view.platform.cores[first].astype(np.float64)
-        share = view.cores[job] / np.maximum(nodes[job], 1) / node_cores
+        # the cores a job held, spread over its nodes in proportion to theirs (on nodes of
+        # one size: evenly; a job alone on its nodes: all of them)
+        below = np.concatenate([[0], np.cumsum(view.platform.cores, dtype=np.float64)])
+        held = np.bincount(job, weights=below[last] - below[first], minlength=len(rec))
+        share = view.cores[job] / np.maximum(held[job], 1.0)
         return Rects(job, start[job], end[job], first, last, np.minimum(share, 1.0))
     job, y0, y1 = processor_rows(start[ran], end[ran], rec["size"][ran], view.procs)
     job = ran[job]
     return Rects(job, start[job], end[job], y0, y1, np.ones(len(job)))
+
+
+def window_rects(view: RunView, window: tuple[float, float]) -> Rects:
+    """The rectangles of ``view``'s jobs in ``window`` (seconds, both ends given): those that
+    ran during it, and those of zero runtime at an instant of it, its ends included."""
+    rects = job_rects(view)
+    low, high = window
+    instant = rects.t1 <= rects.t0
+    during = (rects.t1 > low) & (rects.t0 < high)
+    return rects.take(np.where(instant, (rects.t0 >= low) & (rects.t0 <= high), during))
 
 
 def processor_rows(
@@ -91,60 +106,71 @@ def processor_rows(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Number the processors of jobs that ran on ``procs`` identical ones, for the drawing.
 
-    Jobs end before others start at the same instant (intervals are half-open). Each starting
-    job takes the lowest block of free processors that holds it, else the lowest free
-    processors (several blocks). Returns ``(job, first, last)``: job index (into the inputs)
-    and block ``[first, last)``, one row per block.
+    Jobs end before others start at the same instant (intervals are half-open); a job that
+    ends as it starts (zero runtime) takes its processors and gives them back at once, before
+    the jobs that start then and run on. Each starting job takes the lowest block of free
+    processors that holds it, else the lowest free processors (several blocks). Returns
+    ``(job, first, last)``: job index (into the inputs) and block ``[first, last)``, one row per
+    block.
     """
     n = len(start)
-    times = np.concatenate([end, start])
-    starting = np.concatenate([np.zeros(n, bool), np.ones(n, bool)])
-    order = np.lexsort((starting, times)).tolist()
+    brief = end <= start
+    # events at one instant: ends (0), jobs of zero runtime (1), starts of the others (2)
+    times = np.concatenate([end[~brief], start])
+    kind = np.concatenate([np.zeros(int(n - brief.sum()), np.int8), 2 - brief])
+    event_job = np.concatenate([np.flatnonzero(~brief), np.arange(n)])
+    order = np.lexsort((kind, times))
     sizes = size.tolist()
     lows, highs = [0], [procs]  # free blocks [low, high), ascending
+
+    def release(blocks: list[tuple[int, int]]) -> None:
+        for low, high in blocks:
+            b = bisect.bisect_left(lows, low)
+            if b > 0 and highs[b - 1] == low:  # joins the block before
+                b -= 1
+                highs[b] = high
+            else:
+                lows.insert(b, low)
+                highs.insert(b, high)
+            if b + 1 < len(lows) and lows[b + 1] == highs[b]:  # and the one after
+                highs[b] = highs[b + 1]
+                del lows[b + 1], highs[b + 1]
+
     held: dict[int, list[tuple[int, int]]] = {}
     out_job: list[int] = []
     out_low: list[int] = []
     out_high: list[int] = []
-    for event in order:
-        if event >= n:  # a start
-            k = event - n
-            need = sizes[k]
-            blocks = []
-            for b in range(len(lows)):
-                if highs[b] - lows[b] >= need:
-                    blocks.append((lows[b], lows[b] + need))
-                    if highs[b] - lows[b] == need:
-                        del lows[b], highs[b]
-                    else:
-                        lows[b] += need
-                    break
-            else:  # no block holds it: the lowest free processors
-                while need > 0 and lows:
-                    take = min(need, highs[0] - lows[0])
-                    blocks.append((lows[0], lows[0] + take))
-                    need -= take
-                    if take == highs[0] - lows[0]:
-                        del lows[0], highs[0]
-                    else:
-                        lows[0] += take
-            held[k] = blocks
-            for low, high in blocks:
-                out_job.append(k)
-                out_low.append(low)
-                out_high.append(high)
-        else:
-            for low, high in held.pop(event, ()):
-                b = bisect.bisect_left(lows, low)
-                if b > 0 and highs[b - 1] == low:  # joins the block before
-                    b -= 1
-                    highs[b] = high
+    for k, what in zip(event_job[order].tolist(), kind[order].tolist(), strict=True):
+        if what == 0:  # an end
+            release(held.pop(k, []))
+            continue
+        need = sizes[k]
+        blocks = []
+        for b in range(len(lows)):
+            if highs[b] - lows[b] >= need:
+                blocks.append((lows[b], lows[b] + need))
+                if highs[b] - lows[b] == need:
+                    del lows[b], highs[b]
                 else:
-                    lows.insert(b, low)
-                    highs.insert(b, high)
-                if b + 1 < len(lows) and lows[b + 1] == highs[b]:  # and the one after
-                    highs[b] = highs[b + 1]
-                    del lows[b + 1], highs[b + 1]
+                    lows[b] += need
+                break
+        else:  # no block holds it: the lowest free processors
+            while need > 0 and lows:
+                take = min(need, highs[0] - lows[0])
+                blocks.append((lows[0], lows[0] + take))
+                need -= take
+                if take == highs[0] - lows[0]:
+                    del lows[0], highs[0]
+                else:
+                    lows[0] += take
+        for low, high in blocks:
+            out_job.append(k)
+            out_low.append(low)
+            out_high.append(high)
+        if what == 1:  # zero runtime: given back at once
+            release(blocks)
+        else:
+            held[k] = blocks
     return (np.array(out_job, np.int64), np.array(out_low, np.int64),
             np.array(out_high, np.int64))  # fmt: skip
 
@@ -321,8 +347,7 @@ def draw_gantt(
     low, high = clip_window(view, window)
     code, names = categories(view, color_by)
     colors = rgb(palette(len(names)))
-    rects = job_rects(view)
-    rects = rects.take((rects.t1 > low) & (rects.t0 < high))
+    rects = window_rects(view, (low, high))
     rows = view.nodes
     extent = (low / DAY, high / DAY, 0.0, float(rows))
     how = "patches" if len(rects) <= max_patches else "raster"
@@ -392,8 +417,8 @@ def gantt_figure(
     size: tuple[float, float] = (14.0, 6.0),
     max_patches: int = MAX_PATCHES,
 ) -> Any:
-    """A figure holding the Gantt chart of ``view``, saved as PNG to ``path`` when given
-    (atomically); returns the figure (closed when saved)."""
+    """A figure holding the Gantt chart of ``view``, saved to ``path`` when given (atomically;
+    PNG, SVG or PDF by its extension); returns the figure (closed when saved)."""
     import matplotlib.pyplot as plt
 
     from sitesim.figures import save

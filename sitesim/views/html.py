@@ -27,7 +27,7 @@ import numpy as np
 from sitesim import __version__
 from sitesim.errors import SitesimError
 from sitesim.output import atomic_write
-from sitesim.timeline import mean_level
+from sitesim.results.timeline import mean_level
 from sitesim.views import gantt, lanes
 from sitesim.views.run_view import DAY, RunView, clip_window
 
@@ -44,7 +44,8 @@ SUMMARY = (
     ("slowdown_mean", "mean slowdown"), ("bsld_mean", "mean bounded slowdown"),
     ("wait_max_min", "longest wait (min)"), ("makespan_d", "makespan (days)"),
     ("active_users", "active users"), ("sessions", "sessions"),
-    ("jobs_per_session", "jobs per session"), ("jobs_killed", "jobs killed at their estimate"),
+    ("jobs_per_session", "jobs per session"), ("batches_per_session", "batches per session"),
+    ("jobs_killed", "jobs killed at their estimate"),
 )  # fmt: skip
 
 
@@ -99,6 +100,7 @@ def report_html(
     parts = [
         Div(text=_header(view), width=1200),
         chart,
+        Div(text=_legend(view, color_by, (low, high)), width=1200),
         *timelines,
         Div(text=_lanes_section(view, others or [], chosen, how, (low, high)), width=1200),
         Div(text=_tables(view), width=1200),
@@ -114,8 +116,7 @@ def _gantt_plot(view: RunView, color_by: gantt.ColorBy, window: tuple[float, flo
 
     low, high = window
     code, names = gantt.categories(view, color_by)
-    rects = gantt.job_rects(view)
-    rects = rects.take((rects.t1 > low) & (rects.t0 < high))
+    rects = gantt.window_rects(view, window)
     rows = view.nodes
     what = "node" if view.platform is not None else "processor"
     fig = figure(
@@ -155,7 +156,7 @@ def _gantt_plot(view: RunView, color_by: gantt.ColorBy, window: tuple[float, flo
                           ("ran (h)", "@runtime{0.00}")],
             )
         )  # fmt: skip
-        fig.title.text = f"{len(rects):,} rectangles, by {color_by}; hover for a job"
+        fig.title.text = f"{_jobs_drawn(rects)}, by {color_by}; hover for a job"
     else:
         shape = (700, 1600)
         extent = (low / DAY, high / DAY, 0.0, float(rows))
@@ -165,12 +166,42 @@ def _gantt_plot(view: RunView, color_by: gantt.ColorBy, window: tuple[float, flo
         fig.image_rgba(image=[rgba.view(np.uint32).reshape(shape)], x=extent[0], y=0,
                        dw=extent[1] - extent[0], dh=rows)  # fmt: skip
         fig.title.text = (
-            f"{len(rects):,} rectangles drawn as density (each pixel the share of its area in "
+            f"{_jobs_drawn(rects)} drawn as density (each pixel the share of its area in "
             f"use, by {color_by}): give --window for each job"
         )
     _outage_quads(fig, view, window)
     fig.xgrid.visible = fig.ygrid.visible = False
     return fig
+
+
+def _jobs_drawn(rects: gantt.Rects) -> str:
+    """How many jobs the chart shows, and in how many rectangles when more (a job on
+    processors that are not contiguous is drawn as one rectangle per block)."""
+    jobs = len(np.unique(rects.job))
+    if len(rects) == jobs:
+        return f"{jobs:,} jobs"
+    return f"{jobs:,} jobs in {len(rects):,} rectangles (one per block of contiguous rows)"
+
+
+def _legend(view: RunView, color_by: gantt.ColorBy, window: tuple[float, float]) -> str:
+    """The Gantt's colours: a swatch per category shown, or how they repeat past the palette."""
+    code, names = gantt.categories(view, color_by)
+    rects = gantt.window_rects(view, window)
+    used = np.unique(code[rects.job]).tolist() if len(rects) else []
+    colors = gantt.palette(len(names))
+    swatches = "".join(
+        f'<span style="white-space:nowrap;margin-right:12px"><span style="display:inline-block;'
+        f'width:12px;height:12px;background:{colors[k]};vertical-align:middle;'
+        f'margin-right:4px"></span>{html.escape(names[k])}</span>'
+        for k in used
+    )  # fmt: skip
+    note = (
+        f" ({len(names)} {color_by}s share {len(gantt.PALETTE)} colours: a colour repeats every "
+        f"{len(gantt.PALETTE)}; hover a job for its {color_by})"
+        if len(names) > len(gantt.PALETTE)
+        else ""
+    )
+    return f'<p style="font-size:12px">Colours, by {html.escape(color_by)}{note}: {swatches}</p>'
 
 
 def _outage_quads(fig: Any, view: RunView, window: tuple[float, float]) -> None:
@@ -245,7 +276,9 @@ def _timeline_plots(view: RunView, window: tuple[float, float], x_range: Any) ->
 
 # -- the static parts --------------------------------------------------------------------------
 def _header(view: RunView) -> str:
-    s = view.summary
+    s = dict(view.summary)
+    if not view.has_sessions:  # (an open replay: not applicable)
+        s.update(sessions=None, jobs_per_session=None, batches_per_session=None)
     where = view.platform.describe() if view.platform is not None else f"{view.procs:,} processors"
     rows = "".join(f"<tr><td>{html.escape(title)}</td><td>{_fmt(s.get(key))}</td></tr>"
                    for key, title in SUMMARY if key in s)  # fmt: skip
@@ -306,8 +339,10 @@ def _user_table(view: RunView) -> str:
     sessions = np.bincount(where, minlength=len(users))
     slow = np.bincount(where, s.slow.astype(np.float64), len(users))
     order = np.argsort(-core_h, kind="stable")[:USER_ROWS]
-    rows = [{"user": int(users[k]), "jobs": int(jobs[k]), "sessions": int(sessions[k]),
-             "ended after a slow response": int(slow[k]),
+    has = view.has_sessions  # (else not applicable: "-")
+    rows = [{"user": int(users[k]), "jobs": int(jobs[k]),
+             "sessions": int(sessions[k]) if has else None,
+             "ended after a slow response": int(slow[k]) if has else None,
              "mean wait (min)": wait[k] / waited[k] / 60 if waited[k] else math.nan,
              "mean response (min)": response[k] / responded[k] / 60 if responded[k] else math.nan,
              "processor-hours": core_h[k]} for k in order.tolist()]  # fmt: skip

@@ -1,9 +1,9 @@
 """A run as the views need it: its records, where each job ran, what started it, its
-configuration and summary; from a :class:`~sitesim.site.SiteResult` in memory
+configuration and summary; from a :class:`~sitesim.engine.site.SiteResult` in memory
 (:meth:`RunView.from_result`) or read back from the folder a run wrote (:func:`read_run`).
 
 A run folder is trusted only whole: results.json is written last and lists every other file
-with its size and sha256 (:func:`sitesim.report.write_outputs`), so a folder without it, or
+with its size and sha256 (:func:`sitesim.results.report.write_outputs`), so a folder without it, or
 whose files differ from what it lists, is refused with one line naming the file.
 """
 
@@ -20,23 +20,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from sitesim import schedulers as scheduler_names
+from sitesim.engine.job import JobState
+from sitesim.engine.records import read_records_csv
+from sitesim.engine.site import SiteResult
 from sitesim.errors import SitesimError
-from sitesim.job import JobState
+from sitesim.models.cycles import ActivityCycle, CycleShares
 from sitesim.models.dynamics import PCONT_A, PCONT_B
-from sitesim.platform import Platform, PlatformError
-from sitesim.records import read_records_csv
-from sitesim.report import (
+from sitesim.models.streams import stream
+from sitesim.platform.description import Platform
+from sitesim.platform.values import PlatformError
+from sitesim.results.report import (
     JOBS_NAME,
     PLACEMENT_NAME,
     PRIORITIES_NAME,
     RESULTS_NAME,
     RUNS_NAME,
+    SWF_NAME,
+    USERS_NAME,
 )
-from sitesim.schedulers.base import scheduler_label
-from sitesim.site import SiteResult
 
 if TYPE_CHECKING:
-    from sitesim.downtime import Outages
+    from sitesim.platform.downtime import Outages
 
 DAY = 86_400.0
 #: What started a job (:attr:`RunView.started_by`): not recorded, Slurm's main scheduler, its
@@ -76,8 +81,8 @@ class RunView:
     Attributes:
         label: the scheduler with its parameters (``CREASY alpha=6000``).
         procs: processors (cores, on a platform).
-        records: the per-job records (:mod:`sitesim.records`).
-        summary: the flat summary (:class:`sitesim.metrics.Summary` as a dict).
+        records: the per-job records (:mod:`sitesim.engine.records`).
+        summary: the flat summary (:class:`sitesim.engine.metrics.Summary` as a dict).
         config: the configuration that reproduces the run (None for a custom run).
         platform: the platform of nodes (None: ``procs`` processors).
         partition, cores, requeues: per record on a platform: the partition index (-1: none),
@@ -153,6 +158,12 @@ class RunView:
         return ran | ((state == JobState.FAILED) & np.isfinite(self.records["start"]))
 
     @property
+    def has_sessions(self) -> bool:
+        """Whether any job belongs to a session: site-level runs have sessions; an open trace
+        replay has none, and its tables show sessions as not applicable."""
+        return bool((self.records["session"] >= 0).any())
+
+    @property
     def span(self) -> tuple[float, float]:
         """From the first submission to the last end (seconds)."""
         rec = self.records
@@ -168,6 +179,20 @@ class RunView:
         config = self.config or {}
         return float(config.get("pcont_a", PCONT_A)), float(config.get("pcont_b", PCONT_B))
 
+    def cycles(self, users: np.ndarray) -> list[ActivityCycle] | None:
+        """The activity cycles of ``users`` (ids), drawn again from the run's seed exactly as
+        the run drew them; None unless the run's users were built-in complete users."""
+        config = self.config or {}
+        if config.get("model", "complete") != "complete" or "seed" not in config:
+            return None
+        shares = CycleShares(
+            day=float(config.get("day_share", 0.7)),
+            weekday=float(config.get("weekday_share", 0.8)),
+            max_shift_minutes=float(config.get("shift_max_min", 60.0)),
+        )
+        seed = int(config["seed"])
+        return [ActivityCycle.draw(stream(seed, int(u), "cycle"), shares) for u in users]
+
     @property
     def nodes(self) -> int:
         """Rows of the Gantt chart: the platform's nodes, else the processors."""
@@ -175,13 +200,13 @@ class RunView:
 
     def outages(self) -> Outages | None:
         """The platform's maintenance windows and failures up to the last end
-        (:class:`sitesim.downtime.Outages`), drawn again from the run's seed exactly as the
+        (:class:`sitesim.platform.downtime.Outages`), drawn again from the run's seed exactly as the
         run drew them; None without downtime."""
         platform = self.platform
         if platform is None or not platform.downtime or self.config is None:
             return None
-        from sitesim.downtime import Downtime
-        from sitesim.platform_site import OUTAGE_STREAM
+        from sitesim.platform.boundary import OUTAGE_STREAM
+        from sitesim.platform.downtime import Downtime
 
         names = {p.name: p.nodes for p in platform.partitions}
         try:
@@ -228,16 +253,12 @@ def read_run(folder: str | Path) -> RunView:
     """The run a folder holds, checked against its results.json.
 
     Raises:
-        SitesimError: one line: not a folder, not a run folder (or one holding several runs),
-            half-written (results.json missing, or a file that differs from what it lists),
-            or a run written without its per-job records.
+        SitesimError: one line: not a folder (:func:`check_run_folder`), not a run folder (or
+            one holding several runs), half-written (results.json missing, or a file that
+            differs from what it lists), or a run written without its per-job records.
     """
-    path = Path(folder)
-    if not path.is_dir():
-        raise SitesimError(f"{path}: no such run folder")
+    path = check_run_folder(folder)
     results = path / RESULTS_NAME
-    if not results.is_file():
-        raise SitesimError(_not_a_run(path))
     try:
         document = json.loads(results.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -284,7 +305,7 @@ def read_run(folder: str | Path) -> RunView:
     params = dict(document.get("scheduler_params") or {})
     per_account = list(document.get("per_account") or [])
     return RunView(
-        label=scheduler_label(scheduler, params),
+        label=scheduler_names.label(scheduler, params),
         procs=int(document.get("procs") or 0),
         records=records,
         summary=document["summary"],
@@ -303,16 +324,50 @@ def read_run(folder: str | Path) -> RunView:
     )
 
 
+def check_run_folder(folder: str | Path) -> Path:
+    """``folder`` if it is a folder holding a run's results.json (its files are checked when
+    :func:`read_run` reads them).
+
+    Raises:
+        SitesimError: one line: no such folder, a file, not a run folder (or one holding
+            several runs), or a half-written one.
+    """
+    path = Path(folder)
+    if path.is_dir():
+        if not (path / RESULTS_NAME).is_file():
+            raise SitesimError(_not_a_run(path))
+        return path
+    if not path.exists():
+        raise SitesimError(f"{path}: no such run folder")
+    where = (
+        f"give the folder that holds it ({path.parent})"
+        if path.name == RESULTS_NAME
+        else "give the folder a run wrote (its --out)"
+    )
+    raise SitesimError(f"{path}: is a file, not a run folder: {where}")
+
+
 def _not_a_run(path: Path) -> str:
     """Why a folder without results.json is not a run to read."""
     runs = sorted(p.parent.name for p in path.glob(f"*/{RESULTS_NAME}"))
     if runs:
         shown = ", ".join(runs[:3]) + (f" and {len(runs) - 3:,} more" if len(runs) > 3 else "")
         return f"{path}: holds several runs ({shown}): give one of their folders"
-    if (path / RUNS_NAME).exists() or any(path.glob("*.csv")) or any(path.glob(".*.tmp")):
+    run_files = (SWF_NAME, JOBS_NAME, USERS_NAME, RUNS_NAME)
+    if any((path / name).exists() for name in run_files) or any(path.glob(".*.tmp")):
         return (
             f"{path}: half-written run folder: {RESULTS_NAME}, written last, is missing (the run "
             "was interrupted): run it again"
+        )
+    others = sorted(p.name for p in path.iterdir() if p.suffix in (".json", ".csv", ".png"))
+    if others:  # (a scenario's or an analysis' outputs: complete, just not one run's)
+        shown = ", ".join(others[:3]) + (
+            f" and {len(others) - 3:,} more" if len(others) > 3 else ""
+        )
+        return (
+            f"{path}: not a run folder (no {RESULTS_NAME}): it holds other results ({shown}); "
+            "give the folder of one run (the --out of sitesim run or replay with one run, or "
+            "one run's folder in it)"
         )
     return f"{path}: not a run folder (no {RESULTS_NAME})"
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from sitesim.job import Job, JobState
+import pytest
+
+from sitesim.engine.job import Job, JobState
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
+from sitesim.results.timeline import busy
 from sitesim.schedulers import EASY, FCFS, Conservative, Planning
-from sitesim.site import Site
-from sitesim.timeline import busy
 from tests.conftest import run_jobs
 
 
@@ -108,7 +110,7 @@ def test_simpys_own_methods_give_the_same_runs(monkeypatch):  # type: ignore[no-
     # arrivals onto SimPy's queue and runs the loop itself; the public one (should SimPy keep
     # another layout) goes through SimPy's methods instead
     import sitesim
-    from sitesim import event_queue
+    from sitesim.engine import event_queue
 
     def runs():  # type: ignore[no-untyped-def]
         closed = sitesim.run(sitesim.SiteConfig(users=12, days=14, scheduler="EASY", seed=3))
@@ -140,3 +142,36 @@ def test_a_zero_length_job_is_compressed_in_reservation_order_and_replanned_in_f
         0, 0, 0, 0, 0, 2, 0,
     ]  # fmt: skip
     assert [start for _, start, _ in log(run_jobs(jobs, 4, Planning("FCFS")))] == [0] * 7
+
+
+@pytest.mark.parametrize("layout", [True, False])
+def test_a_site_advanced_step_by_step_runs_as_in_one_go(layout, monkeypatch):
+    """Pausing at every hour (and inspecting the queue) changes nothing: the same records as
+    one run to the horizon (with the engine's environment and with SimPy's public one)."""
+    import numpy as np
+
+    from sitesim.engine import event_queue
+
+    monkeypatch.setattr(event_queue, "_LAYOUT", layout)
+
+    from sitesim.models.users import UserModel
+    from sitesim.workload.profile import default_profile
+
+    def site() -> Site:
+        s = Site(16, EASY())
+        for uid in range(1, 5):
+            s.add_user(UserModel().user(uid, default_profile(), 16, seed=3))
+        return s
+
+    whole = site().run(until=3 * 86400.0)
+    stepped = site()
+    seen = []
+    for t in range(3600, 3 * 86400, 3600):
+        stepped.advance(t)
+        assert stepped.now == t
+        seen.append(len(stepped.scheduler.queue))
+    result = stepped.run(until=3 * 86400.0)
+    assert len(result.records) == len(whole.records) > 20
+    for name in ("id", "user", "submit", "start", "end", "session", "batch"):
+        assert np.array_equal(result.records[name], whole.records[name], equal_nan=True), name
+    assert max(seen) > 0  # (jobs were seen waiting)

@@ -8,12 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sitesim
-from sitesim.config import ReplayConfig
 from sitesim.models.feedback import AFTER_END, AFTER_SUBMIT, AT_TIME, FeedbackPlan
 from sitesim.models.trace_user import TraceWorkload
-from sitesim.report import write_outputs
-from sitesim.swf import SWFTrace
-from sitesim.trace_replay import run_replay
+from sitesim.results.report import write_outputs
+from sitesim.runs.config import ReplayConfig
+from sitesim.runs.replay import run_replay
+from sitesim.workload.swf import SWFTrace
 
 #: One SWF line: job, submit, wait, runtime, procs, ..., request, ..., user, ..., preceding, think.
 LINE = "{n} {t} {w} {r} {p} -1 -1 {p} {e} -1 1 {u} 1 -1 0 -1 {pre} {th}"

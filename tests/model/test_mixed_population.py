@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from sitesim.job import Job
+from sitesim.engine.job import Job
+from sitesim.engine.site import Site
 from sitesim.models.users import UserModel
-from sitesim.profile import WorkloadProfile
-from sitesim.simulation import simulate
-from sitesim.site import Site
+from sitesim.runs.simulate import simulate
+from sitesim.workload.profile import WorkloadProfile
 
 
 class SmallUser:

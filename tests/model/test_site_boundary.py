@@ -9,12 +9,12 @@ import pytest
 from simpy import Interrupt
 
 import sitesim
+from sitesim.engine.job import Job, JobState
+from sitesim.engine.site import AFTER_HORIZON, RecordBlocks, Site
 from sitesim.errors import InvalidJobError, SchedulerError
-from sitesim.job import Job, JobState
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.models.utility import UtilityFunction
 from sitesim.schedulers import FCFS, Scheduler, create
-from sitesim.site import AFTER_HORIZON, RecordBlocks, Site
 
 
 class Endless:
@@ -104,14 +104,14 @@ class Forgetful(FCFS):
 
     name = "FORGETFUL"
 
-    def select(self, now, free, running):  # type: ignore[no-untyped-def]
-        return [job for job in self.queue if job.size <= free][:1]
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
+        return [job for job in self.queue if job.size <= resources.free][:1]
 
 
 class Greedy(Scheduler):
     name = "GREEDY"
 
-    def select(self, now, free, running):  # type: ignore[no-untyped-def]
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
         return list(self.queue)  # ignores the free processors
 
 
@@ -128,14 +128,14 @@ class Repeater(Scheduler):
         super().submit(job, now)
         self.seen.append(job)
 
-    def select(self, now, free, running):  # type: ignore[no-untyped-def]
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
         return self.seen[-1:]
 
 
 class Lazy(Scheduler):
     name = "LAZY"
 
-    def select(self, now, free, running):  # type: ignore[no-untyped-def]
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
         return []
 
 
@@ -177,7 +177,7 @@ def test_a_scheduler_returning_a_job_twice_is_named():
     class Twice(Scheduler):
         name = "TWICE"
 
-        def select(self, now, free, running):  # type: ignore[no-untyped-def]
+        def select(self, now, resources):  # type: ignore[no-untyped-def]
             return self.queue[:1] * 2
 
     site = Site(8, Twice())
@@ -212,10 +212,10 @@ class Shrinker(FCFS):
 
     name = "SHRINKER"
 
-    def select(self, now, free, running):  # type: ignore[no-untyped-def]
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
         for job in self.queue:
             job.size = 1
-        return super().select(now, free, running)
+        return super().select(now, resources)
 
 
 class Inventor(FCFS):
@@ -223,7 +223,7 @@ class Inventor(FCFS):
 
     name = "INVENTOR"
 
-    def select(self, now, free, running):  # type: ignore[no-untyped-def]
+    def select(self, now, resources):  # type: ignore[no-untyped-def]
         return [Job(1, 10.0, 10.0, user=7)]
 
 
@@ -240,7 +240,7 @@ class Overbooker(FCFS):
 
     name = "OVERBOOKER"
 
-    def allocate(self, now, free, running):  # type: ignore[no-untyped-def]
+    def allocate(self, now, resources):  # type: ignore[no-untyped-def]
         started, self.queue = self.queue, []
         return started
 

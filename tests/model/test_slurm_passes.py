@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers import SLURM
-from sitesim.site import Site
 from tests.conftest import run_jobs
 
 #: Backfill at every pass, every limit lifted (as in the property tests).
@@ -171,7 +171,7 @@ def test_a_reservation_holds_its_nodes_whole_on_shared_nodes() -> None:
     # fits now on node 1's free core and runs long: EASY lets it (node 1 keeps the 2 cores
     # the reservation needs), Slurm's backfill does not (the reservation takes node 1 whole:
     # backfill.c's node-space map), and it starts once the reserved job has.
-    from sitesim.platform import Platform
+    from sitesim.platform.description import Platform
     from sitesim.schedulers import EASY
 
     platform = Platform.from_dict(

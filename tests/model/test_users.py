@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from sitesim.engine.site import Site, SiteResult, User
 from sitesim.models.cycles import ActivityCycle
 from sitesim.models.users import CompleteUser, StaticUser, UserModel
-from sitesim.profile import default_profile
 from sitesim.schedulers import FCFS
-from sitesim.site import Site, SiteResult, User
+from sitesim.workload.profile import default_profile
 
 
 class Script:
@@ -46,9 +46,9 @@ class ScriptedDynamics:
         return bool(self.decisions())
 
 
-def scripted(kind, shapes, widths, gaps, thinks, **complete):  # type: ignore[no-untyped-def]
+def scripted(kind, shapes, widths, gaps, thinks, starts="after_break", **complete):  # type: ignore[no-untyped-def]
     cls = CompleteUser if kind == "complete" else StaticUser
-    user = cls(7, default_profile(), 8, 1, UserModel(kind=kind))
+    user = cls(7, default_profile(), 8, 1, UserModel(kind=kind, session_starts=starts))
     user.workpool = ScriptedWorkpool(shapes)  # type: ignore[assignment]
     user.submittal = ScriptedSubmittal(widths, gaps, thinks)  # type: ignore[assignment]
     if kind == "complete":
@@ -139,3 +139,103 @@ def test_users_stop_at_the_horizon_and_the_machine_drains():
     site, result = run_alone(user, until=1000)
     assert [j.submit for j in site.jobs] == [0, 510]  # no submission at 1020 > horizon
     assert result.records["end"].max() == 1010  # the last job still completes
+
+
+def test_a_completion_outside_the_window_ends_the_session_without_a_trial():
+    # The window rule (Shmueli's thesis §5.3.2.3): a day, weekday worker without shift works
+    # Monday 07:30-17:30. Job 1 ends at 17:40, outside the window: no continue trial, no think
+    # and no break are drawn; the user sleeps to Tuesday's opening and starts a new session
+    # there. (Before the rule, the trial said "leave", a 16-hour break was drawn, and the
+    # morning start moved to 09:40.)
+    open_monday = 7.5 * 3600
+    long = 10 * 3600 + 600  # ends 17:40
+    user = scripted(
+        "complete", shapes=[(1, long, long), (1, 60, 60)], widths=[1], gaps=[0], thinks=[60],
+        decisions=[False], breaks=[16 * 3600], cycle=ActivityCycle(True, True, 0.0),
+    )  # fmt: skip
+    site, _ = run_alone(user, until=86400 + open_monday + 1)
+    assert log(site) == [
+        (1, open_monday, open_monday, open_monday + long, 0, 0, -1, None),
+        (2, 86400 + open_monday, 86400 + open_monday, 86400 + open_monday + 60, 1, 1, -1, None),
+    ]
+    assert user.dynamics.responses == []  # no trial
+    assert user.submittal.think.calls == 0 and user.dynamics.break_length.calls == 0
+
+
+def test_a_completion_inside_the_window_draws_the_trial_and_its_break():
+    # The other side of the rule: job 1 ends at 17:29:59, one second before the window
+    # closes. The trial is drawn (leave), then a 3-hour break, which ends at 20:29:59,
+    # outside the window: the user sleeps to Tuesday's opening. And a job ending exactly at
+    # 17:30 (the window is [07:30, 17:30)) is outside: no trial.
+    open_monday, close_monday = 7.5 * 3600, 17.5 * 3600
+    inside = close_monday - 1 - open_monday
+    user = scripted(
+        "complete", shapes=[(1, inside, inside), (1, 60, 60)], widths=[1], gaps=[0],
+        thinks=[60], decisions=[False], breaks=[3 * 3600],
+        cycle=ActivityCycle(True, True, 0.0),
+    )  # fmt: skip
+    site, _ = run_alone(user, until=86400 + open_monday + 1)
+    assert [(j.submit, j.end, j.session) for j in site.jobs] == [
+        (open_monday, close_monday - 1, 0),
+        (86400 + open_monday, 86400 + open_monday + 60, 1),
+    ]
+    assert user.dynamics.responses == [inside]
+    assert user.dynamics.break_length.calls == 1 and user.submittal.think.calls == 0
+
+    at_close = close_monday - open_monday
+    user = scripted(
+        "complete", shapes=[(1, at_close, at_close), (1, 60, 60)], widths=[1], gaps=[0],
+        thinks=[60], decisions=[True], breaks=[3600], cycle=ActivityCycle(True, True, 0.0),
+    )  # fmt: skip
+    site, _ = run_alone(user, until=86400 + open_monday + 1)
+    assert [j.submit for j in site.jobs] == [open_monday, 86400 + open_monday]
+    assert user.dynamics.responses == [] and user.submittal.think.calls == 0
+
+
+def test_a_think_that_ends_outside_the_window_sleeps_to_the_next_opening():
+    # Inside the window the user continues (think 20 min from 17:20): the next submission
+    # would be at 17:40, outside: it waits for Tuesday's opening, in a new session.
+    open_monday = 7.5 * 3600
+    runtime = 9 * 3600 + 50 * 60  # ends 17:20
+    user = scripted(
+        "complete", shapes=[(1, runtime, runtime), (1, 60, 60)], widths=[1], gaps=[0],
+        thinks=[1200], decisions=[True], breaks=[3600], cycle=ActivityCycle(True, True, 0.0),
+    )  # fmt: skip
+    site, _ = run_alone(user, until=86400 + open_monday + 1)
+    assert [(j.submit, j.session, j.preceding) for j in site.jobs] == [
+        (open_monday, 0, -1),
+        (86400 + open_monday, 1, -1),
+    ]
+    assert user.dynamics.responses == [runtime] and user.submittal.think.calls == 1
+
+
+def test_clocked_session_starts():
+    # session_starts = "clocked" (a sensitivity option, not the thesis' model). A day, weekday
+    # worker without shift (Monday-Friday 07:30-17:30). Session 0 starts at Monday's opening
+    # (07:30) with a 2-hour job. The clock's first gap (a break, 1 h) starts session 1 at
+    # 08:30 while session 0 is still waiting: it does not wait for it. Session 1 continues
+    # once (think 60 s) and then leaves; session 0 continues once when its job ends at 09:30,
+    # then leaves. The next gap (9.5 h) falls at 18:00, outside the window: that start is
+    # dropped and the clock restarts at Tuesday's opening (session 2). Session 2's job ends at
+    # 17:29 Tuesday and the user continues, but after the 2-minute think the window is
+    # closed: the session ends without submitting. Wednesday 07:30 starts session 3 (the
+    # third gap, 40,000 s, falls outside Tuesday's window).
+    day, opens = 86400, 7.5 * 3600
+    user = scripted(
+        "complete",
+        shapes=[(1, 7200, 7200), (1, 600, 600), (1, 600, 600), (1, 600, 600),
+                (1, 35940, 35940), (1, 60, 60)],
+        widths=[1], gaps=[0], thinks=[60, 60, 120], starts="clocked",
+        decisions=[True, False, True, False, True], breaks=[3600, 34200, 40000],
+        cycle=ActivityCycle(True, True, 0.0),
+    )  # fmt: skip
+    site, _ = run_alone(user, until=2 * day + opens + 1)
+    assert log(site) == [
+        (1, opens, opens, opens + 7200, 0, 0, -1, None),
+        (2, opens + 3600, opens + 3600, opens + 4200, 1, 1, -1, None),
+        (3, opens + 4260, opens + 4260, opens + 4860, 1, 2, 2, 60),
+        (4, opens + 7260, opens + 7260, opens + 7860, 0, 3, 1, 60),
+        (5, day + opens, day + opens, day + opens + 35940, 2, 4, -1, None),
+        (6, 2 * day + opens, 2 * day + opens, 2 * day + opens + 60, 3, 5, -1, None),
+    ]
+    assert user.dynamics.responses[:5] == [600, 600, 7200, 600, 35940]

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitesim.job import JobState
+from sitesim.engine.job import JobState
 from sitesim.schedulers import CREASY, EASY, ECON, REGISTRY, Conservative, create, queue_order
 from sitesim.schedulers.base import Scheduler
 from tests.conftest import run_jobs

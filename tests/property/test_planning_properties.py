@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitesim.job import MIN_ESTIMATE
+from sitesim.engine.job import MIN_ESTIMATE
 from sitesim.schedulers import Conservative, DynP, Planning
 from sitesim.schedulers.planning import DECIDERS, METRICS, TUNING
 from tests.conftest import run_jobs

@@ -7,9 +7,9 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitesim.job import MIN_ESTIMATE, Job, JobState
+from sitesim.engine.job import MIN_ESTIMATE, Job, JobState
+from sitesim.engine.site import AFTER_HORIZON, Site
 from sitesim.schedulers import REGISTRY, create
-from sitesim.site import AFTER_HORIZON, Site
 
 Spec = tuple[float, int, float, float]  # gap before the submission, size, runtime, estimate
 HORIZON = 500.0

@@ -22,12 +22,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitesim.job import JobState
+from sitesim.engine.job import JobState
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
-from sitesim.platform import Platform
+from sitesim.platform.description import Platform
 from sitesim.schedulers import EASY, SLURM, Conservative
 from sitesim.schedulers.base import Scheduler
-from sitesim.site import Site
 from tests.conftest import run_jobs
 from tests.property.test_invariants import Workload, max_busy, workloads
 from tests.property.test_platform_properties import platforms, requests, run_on
@@ -151,7 +151,7 @@ class Literal(SLURM):
                     and not (limit and reserved[part] >= limit)
                 ):
                     reserved[part] += 1
-                    res.reserve(start, duration, where)
+                    res.reserve(job, start, where, duration)
                 continue
             res.take_now(job, where)
             self._started(job, now, "backfill")

@@ -6,12 +6,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitesim.job import JobState
+from sitesim.engine.job import JobState
 from sitesim.models.users import UserModel
-from sitesim.report import result_header, result_swf
+from sitesim.results.report import result_header, result_swf
+from sitesim.runs.simulate import simulate
 from sitesim.schedulers import create
-from sitesim.simulation import simulate
-from sitesim.swf import format_swf
+from sitesim.workload.swf import format_swf
 
 #: Site-level runs cost more than the scheduler properties: a quarter of the budget.
 FEWER = settings(max_examples=max(8, settings().max_examples // 4), deadline=None)

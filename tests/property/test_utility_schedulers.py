@@ -8,12 +8,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitesim.job import JobState
+from sitesim.engine.job import JobState
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely
 from sitesim.schedulers import EASY, ECON, GA, PRIO, FirstPrice, PriorityFIFO
 from sitesim.schedulers.base import Scheduler
-from sitesim.site import Site
 from tests.property.test_invariants import max_busy
 
 Valued = tuple[int, TraceWorkload]

@@ -15,15 +15,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sitesim.cli import main
-from sitesim.metrics import Summary
+from sitesim.cli.main import main
+from sitesim.engine.metrics import Summary
+from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.output import to_json
+from sitesim.runs.replay import replay
+from sitesim.runs.simulate import simulate
 from sitesim.schedulers import REGISTRY, create
-from sitesim.simulation import simulate
-from sitesim.site import Site
-from sitesim.swf import read_swf
-from sitesim.trace_replay import replay
+from sitesim.workload.swf import read_swf
 from tests.conftest import trace_path
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -77,7 +77,8 @@ def test_golden_site_level_summary(kind, users, scheduler):
     """Site-level runs on the shipped profile: 28 days, one week of warm-up."""
     result = simulate(users, scheduler, model=kind, days=28, seed=3)
     check_golden(
-        f"site-{kind}-{users}-{scheduler}", digest(result.summary, "jobs_per_session", "sessions")
+        f"site-{kind}-{users}-{scheduler}",
+        digest(result.summary, "jobs_per_session", "sessions", "batches_per_session"),
     )
 
 

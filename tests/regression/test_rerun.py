@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import sitesim
-from sitesim.cli import main
+from sitesim.cli.main import main
 from sitesim.models.utility import LeeSnavely
-from sitesim.profile import read_profile
-from sitesim.report import write_outputs
+from sitesim.results.report import write_outputs
+from sitesim.workload.profile import read_profile
 from tests.test_cli import LINE
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sitesim.activity import decompose
 from sitesim.errors import SitesimError
-from sitesim.swf import COLUMN, SWFTrace
+from sitesim.workload.activity import decompose
+from sitesim.workload.swf import COLUMN, SWFTrace
 
 
 def trace(jobs, header=("; MaxProcs: 64",)):  # type: ignore[no-untyped-def]

@@ -7,8 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from sitesim.activity import decompose
-from sitesim.analysis import Followed, analyze, analyze_followed, fit_continue, weighted_median
+from sitesim.workload.activity import decompose
+from sitesim.workload.analysis import (
+    Followed,
+    analyze,
+    analyze_followed,
+    fit_continue,
+    weighted_median,
+)
 from tests.unit.test_activity import trace
 
 

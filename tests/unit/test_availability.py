@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitesim.schedulers.availability import AvailabilityProfile
+from sitesim.engine.profile import AvailabilityProfile
 
 
 def free_at(profile: AvailabilityProfile, t: float) -> int:

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from sitesim import output
-from sitesim.cli import main
-from sitesim.compare import compare
-from sitesim.config import ReplayConfig, SiteConfig
+from sitesim.cli.main import main
 from sitesim.errors import ConfigError, SitesimError
 from sitesim.models.feedback import AT_TIME, FeedbackPlan
 from sitesim.models.trace_user import TraceWorkload
-from sitesim.swf import read_swf
-from sitesim.trace_replay import run_replay
+from sitesim.runs.config import ReplayConfig, SiteConfig
+from sitesim.runs.replay import run_replay
+from sitesim.sweeps.compare import compare
+from sitesim.workload.swf import read_swf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,7 +56,7 @@ def error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
 def test_strict_names_the_line_and_the_real_value_of_a_negative_runtime(tmp_path, capsys):
     trace = swf(tmp_path, ["0 0 100 2 1", "10 0 -500 2 1", "20 0 100 2 2"], name="neg.swf")
     message = error(capsys, ["replay", str(trace), "--strict"])
-    assert message.endswith("neg.swf:3: job 2 has no runtime: field 4 (runtime) is -500")
+    assert message.endswith("neg.swf:3: job 2 has a negative runtime: field 4 (runtime) is -500")
 
 
 def test_strict_names_both_size_fields_with_their_values(tmp_path, capsys):
@@ -73,7 +73,7 @@ def test_strict_names_the_file_line_in_an_excerpt(tmp_path, capsys, extra):
     jobs = ["0 0 100 2 1", "10 0 100 2 1", "20 0 -500 2 1", "30 0 9 1 1", "15 0 9 1 1"]
     trace = str(swf(tmp_path, jobs, name="x.swf"))
     message = error(capsys, ["replay", trace, "--strict", "--jobs", "2:4", *extra])
-    assert message.endswith("x.swf:4: job 3 has no runtime: field 4 (runtime) is -500")
+    assert message.endswith("x.swf:4: job 3 has a negative runtime: field 4 (runtime) is -500")
     message = error(capsys, ["replay", trace, "--strict", "--jobs", "3:5", *extra])
     assert "x.swf:6: job 5 is submitted before a job on an earlier line" in message
 
@@ -109,7 +109,7 @@ def test_the_drain_is_never_negative():
 
 
 def test_the_drain_counts_the_days_after_the_horizon():
-    from sitesim.compare import drain_days
+    from sitesim.sweeps.compare import drain_days
 
     day = 86_400.0
     assert drain_days(np.array([3 * day, 30.5 * day]), 28) == pytest.approx(2.5)
@@ -295,9 +295,17 @@ def test_a_new_or_empty_folder_is_accepted(tmp_path):
 def test_a_trace_out_of_submit_order_is_counted(tmp_path, capsys):
     trace = swf(tmp_path, ["100 0 100 2 1", "10 0 50 2 1", "200 0 100 2 2", "150 0 9 1 2"])
     assert main(["replay", str(trace), "--out", str(tmp_path / "o")]) == 0
-    assert "2 job lines are submitted before a job on an earlier line" in capsys.readouterr().err
+    assert "2 job lines are out of submit order" in capsys.readouterr().err
     results = json.loads((tmp_path / "o" / "results.json").read_text())
     assert results["workload"]["jobs_out_of_order"] == 2
+
+
+def test_one_misplaced_line_is_one_line_out_of_order(tmp_path, capsys):
+    jobs = ["100000 0 100 2 1", *(f"{t} 0 10 1 1" for t in range(1, 124))]
+    assert main(["replay", str(swf(tmp_path, jobs)), "--out", str(tmp_path / "o")]) == 0
+    assert "warning: 1 job line is out of submit order" in capsys.readouterr().err
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert results["workload"]["jobs_out_of_order"] == 1
 
 
 def test_strict_refuses_a_trace_out_of_submit_order_at_its_line(tmp_path, capsys):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from sitesim.config import ReplayConfig, RunConfig, SiteConfig
 from sitesim.errors import ConfigError
 from sitesim.output import to_json
+from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
 
 
 def test_defaults_are_the_specified_ones():
@@ -115,3 +115,108 @@ def test_from_dict_names_the_problem(data, message):
     with pytest.raises(ConfigError) as err:
         RunConfig.from_dict(data, where="run.json")
     assert str(err.value).startswith("run.json: ") and message in str(err.value)
+
+
+# -- one schema for files, tables, objects and keywords ------------------------------------------
+TINY = {
+    "name": "tiny",
+    "nodes": [{"type": "n", "count": 4, "cores": 8}],
+    "partitions": [{"name": "all", "nodes": "n"}],
+}
+
+
+def test_a_platform_object_or_its_tables_is_a_setting(tmp_path):
+    import sitesim
+    from sitesim.platform.description import Platform
+
+    platform = Platform.from_dict(TINY)
+    result = sitesim.simulate(4, days=2, warmup_days=0, platform=platform)
+    assert result.config is not None and result.config.platform == platform
+    assert result.config.procs == 32 and result.config.platform_sha256 is None
+    stored = json.loads(to_json(result.config.to_dict()))
+    assert stored["platform"] == platform.to_dict()  # (results.json holds the tables)
+    again = RunConfig.from_dict(stored)
+    assert again == result.config
+    assert sitesim.run(again).summary == result.summary
+    assert SiteConfig(platform=TINY).platform == platform  # (the tables, as a mapping)
+    file = tmp_path / "tiny.toml"
+    file.write_text(
+        'name = "tiny"\n[[nodes]]\ntype = "n"\ncount = 4\ncores = 8\n'
+        '[[partitions]]\nname = "all"\nnodes = "n"\n'
+    )
+    from_file = sitesim.simulate(4, days=2, warmup_days=0, platform=file)  # (a Path)
+    assert from_file.summary == result.summary
+
+
+@pytest.mark.parametrize(
+    ("platform", "message"),
+    [
+        ({**TINY, "nodes": [{"type": "n", "count": 0, "cores": 8}]}, "platform: nodes[0].count"),
+        (3, "platform must be a platform file, the name of a shipped one (curie), a Platform"),
+    ],
+)
+def test_a_bad_platform_setting_is_named(platform, message):
+    with pytest.raises(ConfigError) as err:
+        SiteConfig(platform=platform)
+    assert str(err.value).startswith(message)
+    with pytest.raises(ConfigError) as err:
+        RunConfig.from_dict({"mode": "site", "platform": platform}, where="results.json")
+    assert str(err.value).startswith(f"results.json: {message}")
+
+
+def test_the_keyword_settings_are_every_field():
+    import inspect
+
+    from sitesim.runs.config import ReplaySettings, SiteSettings
+    from sitesim.runs.replay import replay
+    from sitesim.runs.simulate import simulate
+
+    for function, settings, kind in (
+        (simulate, SiteSettings, SiteConfig),
+        (replay, ReplaySettings, ReplayConfig),
+    ):
+        named = set(inspect.signature(function).parameters) - {"settings", "progress"}
+        assert not named & set(settings.__annotations__)
+        keywords = named | set(settings.__annotations__)
+        own = {"model", "trace", "scheduler"}  # (given as objects too; trace_sha256 is read)
+        assert keywords - own == set(kind.settings()) - own - {"trace_sha256"}
+
+
+def test_replay_takes_every_setting(tmp_path):
+    import sitesim
+
+    trace = tmp_path / "t.swf"
+    trace.write_text(
+        "; MaxProcs: 32\n"
+        "1 0 0 100 8 -1 -1 8 600 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+        "2 10 0 100 32 -1 -1 32 600 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+    )
+    result = sitesim.replay(trace, "CREASY", platform=TINY, seed=4, scheduler_params={"alpha": 9})
+    assert result.config is not None
+    assert (result.config.seed, result.config.scheduler_params) == (4, {"alpha": 9.0})
+    assert result.config.procs == 32 and result.config.platform_name == "tiny"
+    with pytest.raises(ConfigError, match="alpha: given in scheduler_params and as a keyword"):
+        sitesim.replay(trace, "CREASY", alpha=3, scheduler_params={"alpha": 9})
+
+
+def test_accounts_as_a_mapping_or_blocks():
+    from sitesim.schedulers import create
+    from sitesim.slurm.associations import AssociationError
+
+    named = create("SLURM", accounts={"physics": 2, "chemistry": [7, 8], "bio": {"shares": 3}})
+    assert dict(named.associations.accounts) == {
+        "physics": ("root", 1.0), "chemistry": ("root", 1.0), "bio": ("root", 3.0)
+    }  # fmt: skip
+    assert dict(named.associations.users) == {
+        1: ("physics", 1.0), 2: ("physics", 1.0), 7: ("chemistry", 1.0), 8: ("chemistry", 1.0)
+    }  # fmt: skip
+    blocks = create("SLURM", accounts="2x3")
+    counted = create("SLURM", accounts={"a1": 3, "a2": 3})
+    assert counted.associations == blocks.associations
+    config = SiteConfig(scheduler="SLURM", scheduler_params={"accounts": {"x": 2, "y": 1}})
+    assert config.scheduler_params["accounts"] == {"x": 2, "y": 1}
+    assert RunConfig.from_dict(json.loads(to_json(config.to_dict()))) == config
+    with pytest.raises(AssociationError, match="accounts: x: a number of users must be >= 1"):
+        create("SLURM", accounts={"x": 0})
+    with pytest.raises(AssociationError, match="accounts: x: a number of users, a list"):
+        create("SLURM", accounts={"x": "many"})

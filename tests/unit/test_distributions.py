@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sitesim.distributions import Discrete, Quantiles, from_dict
 from sitesim.errors import ConfigError
+from sitesim.workload.distributions import Discrete, Quantiles, from_dict
 
 
 def test_discrete_fit_sample_and_restrict():

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sitesim.downtime import FAILURE, MAINTENANCE, Downtime, Outages, Window
-from sitesim.platform import Platform, PlatformError
+from sitesim.platform.description import Platform
+from sitesim.platform.downtime import FAILURE, MAINTENANCE, Downtime, Outages, Window
+from sitesim.platform.values import PlatformError
 
 HOUR, DAY = 3600.0, 86_400.0
 PARTS = {"normal": tuple(range(8)), "gpu": (8, 9)}
@@ -115,6 +116,17 @@ def test_defaults() -> None:
          "finite mtbf"),
         ({"failures": {"mtbf": "1-0", "mttr": "1", "partitions": ["cpu"]}},
          "downtime.failures.partitions", "one of normal, gpu"),
+        ({"maintenance": [{"start": "0", "duration": "1:00:00", "every": 60}]},
+         "downtime.maintenance[0].every", "equals the duration: each window begins as the last "
+         "ends and the nodes never come back"),
+        ({"maintenance": [{"start": "0", "duration": "1", "nodes": ["0-3", "3-5"]}]},
+         "downtime.maintenance[0].nodes", "'3-5' names node 3 again; list each node once"),
+        ({"maintenance": [{"start": "36501-00:00:00", "duration": "1"}]},
+         "downtime.maintenance[0].start", "is absurd; must be a time >= 0 and at most "
+         "36500-00:00:00 (100 years)"),
+        ({"failures": {"mtbf": 10**20, "mttr": "1"}}, "downtime.failures.mtbf", "is absurd"),
+        ({"failures": {"mtbf": "1-0", "mttr": "1", "nodes": [1, 1]}},
+         "downtime.failures.nodes", "1 names node 1 again"),
         ({"failures": {"file": 3}}, "downtime.failures.file", "a file name"),
         ({"failures": {"file": "absent.csv"}}, "downtime.failures.file", "cannot read"),
     ],
@@ -171,6 +183,7 @@ def test_constructors_check_their_fields() -> None:
     for bad in (
         lambda: Window(0.0, 0.0, math.inf, (0,)),
         lambda: Window(0.0, 10.0, 5.0, (0,)),
+        lambda: Window(0.0, 10.0, 10.0, (0,)),  # (back to back: the node never comes back)
         lambda: Window(-1.0, 10.0, math.inf, (0,)),
         lambda: Window(0.0, 10.0, math.inf, ()),
         lambda: Window(0.0, 10.0, math.inf, (2, 1)),
@@ -182,6 +195,14 @@ def test_constructors_check_their_fields() -> None:
     ):
         with pytest.raises(ValueError):
             bad()
+
+
+def test_a_window_that_never_ends_once_is_one_row_with_no_end() -> None:
+    forever = Downtime((Window(HOUR, math.inf, math.inf, (1, 2)),))
+    assert rows(forever.outages(DAY, 0)) == [
+        (1, HOUR, math.inf, MAINTENANCE),
+        (2, HOUR, math.inf, MAINTENANCE),
+    ]
 
 
 # -- generated failures ------------------------------------------------------------------------
@@ -292,6 +313,73 @@ def test_a_seed_is_whole_numbers_not_negative() -> None:
     for seed in (-1, 1.5, True, [], [1, -2], "7", [7, 1.0]):
         with pytest.raises(ValueError, match="seed"):
             FAILING.outages(DAY, seed)  # type: ignore[arg-type]
+
+
+# -- outages drawn as a run reaches them ---------------------------------------------------------
+def mixed(tmp_path: Path) -> Downtime:
+    (tmp_path / "f.csv").write_text("9,10,20\n3,5000,5001\n9,20,30\n0,90000,1e6\n")
+    return build(
+        {
+            "maintenance": [
+                {"start": "1:00:00", "duration": "0:30:00", "every": "6:00:00", "nodes": ["0-3"]},
+                {"start": "2:00:00", "duration": "UNLIMITED", "nodes": [9]},
+                {"start": "1:00:00", "duration": "2:00:00", "partitions": ["gpu"]},
+            ],
+            "failures": {"mtbf": "1-00:00:00", "mttr": "1:00:00", "nodes": ["0-5"],
+                         "file": "f.csv"},
+        },
+        tmp_path,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "steps", [[5 * DAY], [1.0, 3600.0, 3601.0, 4 * DAY], [977.0 * k for k in range(443)]]
+)
+def test_a_stream_hands_out_the_rows_of_outages_in_order_once(
+    steps: list[float], tmp_path: Path
+) -> None:
+    downtime = mixed(tmp_path)
+    whole = downtime.outages(5 * DAY, [3, 1])
+    stream = downtime.stream(5 * DAY, [3, 1])
+    blocks = [stream.until(t) for t in [*steps, 10 * DAY, 20 * DAY]]
+    assert len(whole) > 100
+    for name in ("node", "down", "up", "kind"):
+        joined = np.concatenate([getattr(block, name) for block in blocks])
+        assert np.array_equal(joined, getattr(whole, name)), name
+    reached = -math.inf
+    for t, block in zip([*steps, 10 * DAY], blocks, strict=False):
+        assert np.all((block.down >= reached) & (block.down < t))
+        reached = t
+
+
+def test_a_stream_in_blocks_draws_only_what_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitesim.platform.downtime import OutageStream
+
+    monkeypatch.setattr(OutageStream, "BLOCK_ROWS", 5)
+    downtime = mixed(tmp_path)
+    blocks = list(downtime.stream(5 * DAY, 8).blocks())
+    assert len(blocks) > 5 and blocks[-1][0] == math.inf
+    assert [end for end, _ in blocks[:-1]] == sorted(end for end, _ in blocks[:-1])
+    whole = downtime.outages(5 * DAY, 8)
+    assert np.array_equal(np.concatenate([b.down for _, b in blocks]), whole.down)
+    assert np.array_equal(np.concatenate([b.node for _, b in blocks]), whole.node)
+    # a storm over a long horizon: asking for the first hour draws the first hour's failures
+    # (and at most a round of 4 to 64 ahead per node), not the year's 16 million
+    storm = Downtime(mtbf=1.0, mttr=1.0, failure_nodes=tuple(range(4)))
+    stream = storm.stream(365 * DAY, 1)
+    first = stream.until(HOUR)
+    assert 1000 < len(first) < 4 * HOUR
+    assert len(stream._drawn[0]) <= 4 * 64
+
+
+def test_the_rate_of_outages() -> None:
+    weekly = Window(0.0, HOUR, 7 * DAY, (0, 1))
+    once = Window(0.0, HOUR, math.inf, (2,))
+    downtime = Downtime((weekly, once), mtbf=9 * HOUR, mttr=HOUR, failure_nodes=(0, 1, 2))
+    assert downtime.rate() == pytest.approx(2 / (7 * DAY) + 3 / (10 * HOUR))
+    assert Downtime().rate() == 0.0
 
 
 # -- node-hours --------------------------------------------------------------------------------

@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pytest
 
+from sitesim.engine.job import Job
+from sitesim.engine.site import Site
 from sitesim.errors import ConfigError
-from sitesim.job import Job
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers import EASY, ECON, create
-from sitesim.site import Site
+from tests.conftest import on_procs
 from tests.unit.test_policies import SecretJob, as_started, as_submitted
 
 
@@ -24,7 +25,7 @@ def job(jid: int, size: int, estimate: float, submit: float, user: int = 0) -> J
 
 def start(policy: ECON, now: float, free: int, running=()) -> list[int]:  # type: ignore[no-untyped-def]
     """One allocation pass; the started jobs are marked running. Returns their ids."""
-    started = policy.allocate(now, free, list(running))
+    started = policy.allocate(now, on_procs(now, free, list(running)))
     for j in started:
         as_started(j, now)
     return [j.id for j in started]
@@ -152,7 +153,7 @@ def test_queue_order_is_bid_descending_and_the_best_blocked_bidder_is_reserved()
     easy = EASY()
     for j in bidding_queue()[1].values():
         easy.submit(j, j.submit)
-    assert [j.id for j in easy.allocate(100.0, 4, R)] == [1, 2]
+    assert [j.id for j in easy.allocate(100.0, on_procs(100.0, 4, R))] == [1, 2]
     assert easy.reservation is not None and easy.reservation[0].id == 3
 
 

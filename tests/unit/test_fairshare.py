@@ -1,4 +1,4 @@
-"""Slurm's fairshare (sitesim.fairshare): the worked examples of Slurm's documentation, decay,
+"""Slurm's fairshare (sitesim.slurm.fairshare): the worked examples of Slurm's documentation, decay,
 accrual, resets, users added on the fly, ties, bad parameters, and Fair Tree against a literal
 transcription of its documented traversal."""
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitesim.associations import Associations
 from sitesim.errors import ConfigError
-from sitesim.fairshare import (
+from sitesim.slurm.associations import Associations
+from sitesim.slurm.fairshare import (
     EPOCH,
     Fairshare,
     ShareTree,

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sitesim.engine.site import Site
 from sitesim.formats.batsim import (
     JOBS_COLUMNS,
     assign_processors,
@@ -26,11 +27,10 @@ from sitesim.formats.batsim import (
 from sitesim.formats.lines import FormatError
 from sitesim.formats.run_folder import folder_jobs_csv, result_jobs_csv
 from sitesim.models.trace_user import TraceUser, TraceWorkload
-from sitesim.platform import Platform
-from sitesim.report import write_outputs
+from sitesim.platform.description import Platform
+from sitesim.results.report import write_outputs
 from sitesim.schedulers import create
-from sitesim.site import Site
-from sitesim.swf import COLUMN, SWFTrace, read_swf
+from sitesim.workload.swf import COLUMN, SWFTrace, read_swf
 from tests.conftest import run_jobs, trace_path
 
 WORKLOAD = Path(__file__).resolve().parents[1] / "data" / "formats" / "workload.json"
@@ -282,3 +282,9 @@ def test_processors_of_a_real_replay_never_exceed_the_machine():
     assert len(ran) == len(result.records)
     highest = max(int(text.split()[-1].split("-")[-1]) for text in allocated)
     assert highest < result.procs
+
+
+def test_a_negative_runtime_is_not_an_unknown_one(tmp_path):
+    _, skipped = round_trip(trace_of([[1, 0, 5, 60, 4], [2, 0, 5, -1, 4], [3, 0, 5, -500, 4]]),
+                            tmp_path)  # fmt: skip
+    assert skipped.as_dict() == {"unknown runtime": 1, "negative runtime": 1}  # type: ignore[attr-defined]

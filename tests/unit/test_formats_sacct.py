@@ -19,7 +19,7 @@ import pytest
 
 from sitesim.formats.lines import FormatError
 from sitesim.formats.sacct import read_sacct
-from sitesim.swf import COLUMN
+from sitesim.workload.swf import COLUMN
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
 SITE = DATA / "site.sacct"
@@ -203,3 +203,93 @@ def test_a_header_without_a_needed_field_says_which(tmp_path):
     path = write(tmp_path, "JobID|User|Submit|Start|End|State", "1|u|0|1|2|COMPLETED")
     with pytest.raises(FormatError, match="without the field NCPUS"):
         read_sacct([str(path)])
+
+
+# -- issue 32: a | inside free text, clock skew, several clusters, empty files ----------------
+NAMED = "JobID|JobName|User|Submit|Start|End|NCPUS|State"
+TIMES = "2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:10"
+
+
+@pytest.mark.parametrize("trailing", ["", "|"])
+def test_a_bar_inside_the_job_name_is_mended(tmp_path, trailing):
+    path = write(
+        tmp_path,
+        NAMED + trailing,
+        f"1|plain|u|{TIMES}|1|COMPLETED" + trailing,
+        f"2|a|b|u|{TIMES}|1|COMPLETED" + trailing,
+        f"3|x||y|u|{TIMES}|2|COMPLETED" + trailing,
+    )
+    c = read_sacct([str(path)])
+    assert c.names["job names"] == ["plain", "a|b", "x||y"]
+    assert field(c, "procs") == [1, 1, 2] and c.skipped.total == 0
+    assert "2 lines with a | inside JobName (which sacct cannot quote): its parts joined" in (
+        c.notes
+    )
+
+
+def test_a_bar_that_could_lie_in_two_free_text_fields_skips_the_line_only(tmp_path):
+    path = write(
+        tmp_path,
+        "JobID|JobName|WorkDir|User|Submit|Start|End|NCPUS|State",
+        f"1|plain|/home/u|u|{TIMES}|1|COMPLETED",
+        f"2|a|b|/home/u|u|{TIMES}|1|COMPLETED",
+        f"3|plain|/home/u|u|{TIMES}|1|COMPLETED",
+    )
+    c = read_sacct([str(path)])
+    assert len(c.trace) == 2
+    reason = "a | inside JobName or WorkDir, which sacct cannot quote: which is ambiguous"
+    assert c.skipped.as_dict() == {reason: 1}
+    assert c.skipped.quoted[reason][0][0] == f"{path}:3"
+
+
+def test_more_fields_without_free_text_skips_the_line_only(tmp_path):
+    path = write(tmp_path, HEADER, f"1|u|a|p|q|{TIMES}|1|1|1|COMPLETED|extra",
+                 f"2|u|a|p|q|{TIMES}|1|1|1|COMPLETED")  # fmt: skip
+    c = read_sacct([str(path)])
+    assert len(c.trace) == 1 and c.skipped.as_dict() == {"more fields than the header names": 1}
+
+
+def test_a_job_that_starts_before_its_submit_time_is_kept_with_wait_0(tmp_path):
+    path = write(
+        tmp_path,
+        HEADER,
+        "1|u|a|p|q|2024-01-01T00:00:00|2024-01-01T00:00:10|2024-01-01T00:01:10|1|1|1|COMPLETED",
+        "2|u|a|p|q|2024-01-01T00:00:20|2024-01-01T00:00:18|2024-01-01T00:01:18|1|1|1|COMPLETED",
+    )
+    c = read_sacct([str(path)])
+    assert field(c, "wait") == [10, 0] and field(c, "runtime") == [60, 60]
+    assert c.notes[0].startswith("1 job started before it was submitted (by up to 2 s: clock")
+
+
+def test_a_cluster_is_chosen_from_a_log_of_several(tmp_path):
+    path = write(
+        tmp_path,
+        "JobID|Cluster|User|Submit|Start|End|NCPUS|State",
+        f"1|alpha|u|{TIMES}|1|COMPLETED",
+        f"1|beta|v|{TIMES}|4|COMPLETED",
+        f"2|alpha|u|{TIMES}|2|COMPLETED",
+    )
+    c = read_sacct([str(path)], cluster="alpha")
+    assert field(c, "procs") == [1, 2] and "; Computer: alpha" in c.trace.header
+    assert c.skipped.as_dict() == {"another cluster than alpha": 1}
+    with pytest.raises(FormatError, match=r":3: field Cluster: 'beta' after 'alpha'"):
+        read_sacct([str(path)])
+
+
+@pytest.mark.parametrize("lines", [[], [HEADER]])
+def test_an_empty_file_or_a_header_alone_gives_no_job(tmp_path, lines):
+    path = tmp_path / "log.sacct"
+    path.write_text("".join(f"{line}\n" for line in lines))
+    c = read_sacct([str(path)])
+    assert len(c.trace) == 0 and c.skipped.total == 0
+
+
+def test_a_parsable_line_without_its_trailing_bar_is_skipped_unless_truncated(tmp_path):
+    lines = [f"1|u|a|p|q|{TIMES}|1|1|1|COMPLETED|", f"2|u|a|p|q|{TIMES}|1|1|1|COMPLETED"]
+    c = read_sacct([str(write(tmp_path, HEADER + "|", *lines))])
+    assert len(c.trace) == 1
+    assert c.skipped.as_dict() == {
+        "no | at the end of the line (the header has one: sacct --parsable)": 1
+    }
+    with pytest.raises(FormatError, match=r":3: field Timelimit: line truncated: 8 fields"):
+        read_sacct([str(write(tmp_path, HEADER + "|", lines[0], f"2|u|a|p|q|{TIMES}"))])

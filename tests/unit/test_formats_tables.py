@@ -7,9 +7,9 @@ import pytest
 
 import sitesim
 from sitesim.formats.tables import load, records_frame, swf_frame
-from sitesim.report import write_outputs
+from sitesim.results.report import write_outputs
 from sitesim.schedulers import create
-from sitesim.swf import SWFTrace
+from sitesim.workload.swf import SWFTrace
 from tests.conftest import run_jobs
 
 pd = pytest.importorskip("pandas", reason="pandas is not installed: pip install 'sitesim[pandas]'")
@@ -22,7 +22,7 @@ NO_PYARROW = "pyarrow is not installed: pip install 'sitesim[parquet]'"
 
 def test_to_pandas_types_the_columns_and_names_their_units():
     result = run_jobs(JOBS, 8, create("EASY"))
-    frame = result.to_pandas()
+    frame = sitesim.to_pandas(result)
     assert len(frame) == len(JOBS)
     for name in ("submit_s", "start_s", "end_s", "wait_s", "response_s", "runtime_s",
                  "estimate_s", "think_s"):  # fmt: skip
@@ -39,7 +39,7 @@ def test_load_reads_a_run_folder_back_to_the_same_frame(tmp_path):
     result = run_jobs(JOBS, 8, create("EASY"))
     folder = write_outputs(tmp_path / "run", result, users=True)
     tables = sitesim.load(folder)
-    pd.testing.assert_frame_equal(tables.jobs, result.to_pandas())
+    pd.testing.assert_frame_equal(tables.jobs, sitesim.to_pandas(result))
     assert tables.results is not None and tables.results["procs"] == 8
     assert "response_mean_min" in tables.users.columns
     with pytest.raises(sitesim.SitesimError, match="holds no runs table"):

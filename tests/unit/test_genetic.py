@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sitesim.engine.job import Job
 from sitesim.errors import ConfigError
-from sitesim.job import Job
 from sitesim.models.utility import UtilityFunction
 from sitesim.schedulers import EASY, GA
 from sitesim.schedulers.genetic import EasyPlan, Fitness, zipper

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sitesim.job import Job, JobState, JobStateError
+from sitesim.engine.job import Job, JobState, JobStateError
 
 
 def test_life_of_a_job():

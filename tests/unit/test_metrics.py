@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from sitesim.job import Job
-from sitesim.metrics import Summary, busy_seconds, per_user, summarize
+from sitesim.engine.job import Job
+from sitesim.engine.metrics import Summary, busy_seconds, per_user, summarize
+from sitesim.engine.records import job_records, records_csv
 from sitesim.output import to_json
-from sitesim.records import job_records, records_csv
 
 
 def finished(jid, submit, start, runtime, size=1, estimate=None, user=0):  # type: ignore[no-untyped-def]
@@ -87,6 +87,7 @@ def test_sessions_and_the_per_user_table():
     s = summarize(rec, procs=1, window=(0.0, 6000.0))
     assert (s.active_users, s.sessions, s.batches) == (2, 3, 4)
     assert s.jobs_per_session == 4 / 3 and s.jobs_per_batch == 1.0
+    assert s.batches_per_session == 4 / 3  # user 1: batches 0, 1 | 2; user 2: batch 0
     assert s.sessions_per_user == 1.5 and s.batches_per_user == 2.0
     table = per_user(rec, (0.0, 6000.0))
     assert table["user"].tolist() == [1, 2]
@@ -137,5 +138,20 @@ def test_sessions_in_a_mixed_population_count_only_jobs_in_sessions():
     assert (s.sessions, s.batches, s.active_users) == (3, 4, 3)
     assert s.jobs_per_session == pytest.approx(4 / 3)  # the 4 jobs in sessions, not all 7
     assert s.jobs_per_batch == pytest.approx(4 / 4)
+    assert s.batches_per_session == pytest.approx(4 / 3)  # user 2's jobs are in no batch
     assert s.sessions_per_user == pytest.approx(3 / 2)  # over the users with sessions
     assert s.batches_per_user == pytest.approx(4 / 2)
+
+
+def test_batches_per_session_counts_a_batch_once_however_wide():
+    """One session of two batches, three jobs then one: 4 jobs, 2 batches in the session;
+    a second session of one batch of one job. Counted by hand: 5 jobs, 3 batches, 2
+    sessions."""
+    jobs = []
+    for jid, (session, batch) in enumerate([(0, 0), (0, 0), (0, 0), (0, 1), (1, 2)], start=1):
+        job = finished(jid, float(jid), float(jid), 10.0, user=1)
+        job.session, job.batch = session, batch
+        jobs.append(job)
+    s = summarize(job_records(jobs), procs=4, window=(0.0, 100.0))
+    assert s.jobs_per_session == 5 / 2 and s.batches_per_session == 3 / 2
+    assert math.isnan(summarize(job_records(jobs[:0]), 4, (0.0, 100.0)).batches_per_session)

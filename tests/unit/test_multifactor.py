@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from sitesim.errors import ConfigError
-from sitesim.multifactor import Multifactor, SlurmSettings
+from sitesim.slurm.multifactor import Multifactor, SlurmSettings
 
 #: The page's "Configuration Example".
 EXAMPLE = {

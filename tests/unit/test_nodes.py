@@ -3,6 +3,7 @@ platforms with exact expectations."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -10,17 +11,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sitesim.cli import main
-from sitesim.config import ReplayConfig, RunConfig, SiteConfig
-from sitesim.downtime import FAILURE, MAINTENANCE, Outages
-from sitesim.errors import InvalidJobError
-from sitesim.job import Job, JobState
-from sitesim.placement import Demand, Partitions, Request, capacity, place
-from sitesim.platform import Platform
-from sitesim.platform_site import add_outages
-from sitesim.runner import run
+from sitesim.cli.main import main
+from sitesim.engine.job import Job, JobState
+from sitesim.engine.site import Site
+from sitesim.errors import ConfigError, InvalidJobError
+from sitesim.platform.description import Platform
+from sitesim.platform.downtime import FAILURE, MAINTENANCE, Outages
+from sitesim.platform.placement import Demand, Partitions, Request, capacity, place
+from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
+from sitesim.runs.runner import run
 from sitesim.schedulers import create
-from sitesim.site import Site
 
 MIXED = {
     "nodes": [
@@ -104,7 +104,7 @@ def outages(rows: list[tuple[int, float, float, int]]) -> Outages:
 
 def test_a_job_on_a_failing_node_is_requeued_and_its_lost_work_counted() -> None:
     site = Site(Platform.from_dict(MIXED), create("EASY"))
-    add_outages(site, outages([(0, 100.0, 400.0, FAILURE)]), requeue=True)
+    site.machine.add_outages(outages([(0, 100.0, 400.0, FAILURE)]), requeue=True)
     job = Job(4, 1000.0, 2000.0)
     site.add_user(At([(0.0, job)]))
     result = site.run()
@@ -120,7 +120,7 @@ def test_a_job_on_a_failing_node_is_requeued_and_its_lost_work_counted() -> None
 
 def test_without_requeue_a_job_on_a_failing_node_is_recorded_as_failed() -> None:
     site = Site(Platform.from_dict(MIXED), create("FCFS"))
-    add_outages(site, outages([(0, 100.0, 400.0, FAILURE)]), requeue=False)
+    site.machine.add_outages(outages([(0, 100.0, 400.0, FAILURE)]), requeue=False)
     job = Job(4, 1000.0, 2000.0)
     site.add_user(At([(0.0, job)]))
     result = site.run()
@@ -134,7 +134,7 @@ def test_a_node_in_two_outages_at_once_stays_down_until_both_end() -> None:
     platform = Platform.from_dict({"nodes": nodes, "partitions": [{"name": "p", "nodes": "n"}]})
     site = Site(platform, create("EASY"))
     rows = [(0, 0.0, 60.0, MAINTENANCE), (0, 0.0, 120.0, MAINTENANCE)]
-    add_outages(site, outages(rows), requeue=True)
+    site.machine.add_outages(outages(rows), requeue=True)
     job = Job(1, 0.0, 1.0)
     site.add_user(At([(0.0, job)]))
     site.run()
@@ -144,7 +144,7 @@ def test_a_node_in_two_outages_at_once_stays_down_until_both_end() -> None:
 def test_backfilling_never_starts_a_job_that_would_run_into_a_window() -> None:
     site = Site(Platform.from_dict(MIXED), create("EASY"))
     rows = [(n, 3600.0, 7200.0, MAINTENANCE) for n in range(4)]
-    add_outages(site, outages(rows), requeue=True)
+    site.machine.add_outages(outages(rows), requeue=True)
     long, short = Job(4, 3000.0, 3601.0), Job(4, 100.0, 3600.0)
     site.add_user(At([(0.0, long), (0.0, short)]))
     site.run()
@@ -249,7 +249,9 @@ def test_simulated_users_jobs_are_spread_over_the_partitions_by_their_shares(
 
 def test_a_job_that_ends_as_a_window_begins_is_not_killed() -> None:
     site = Site(Platform.from_dict(MIXED), create("EASY"))
-    add_outages(site, outages([(n, 100.0, 200.0, MAINTENANCE) for n in range(4)]), requeue=True)
+    site.machine.add_outages(
+        outages([(n, 100.0, 200.0, MAINTENANCE) for n in range(4)]), requeue=True
+    )
     job = Job(4, 100.0, 100.0)
     site.add_user(At([(0.0, job)]))
     result = site.run()
@@ -262,7 +264,7 @@ def test_planners_never_start_a_job_into_a_later_window(name: str) -> None:
     nodes = [{"type": "n", "count": 2, "cores": 1, "memory": 1}]
     platform = Platform.from_dict({"nodes": nodes, "partitions": [{"name": "p", "nodes": "n"}]})
     site = Site(platform, create(name))
-    add_outages(site, outages([(0, 1000.0, 1100.0, MAINTENANCE)]), requeue=True)
+    site.machine.add_outages(outages([(0, 1000.0, 1100.0, MAINTENANCE)]), requeue=True)
     jobs = [Job(1, 500.0, 500.0), Job(1, 500.0, 500.0), Job(1, 800.0, 800.0)]
     site.add_user(At([(0.0, job) for job in jobs]))
     result = site.run()
@@ -274,8 +276,8 @@ def test_planners_never_start_a_job_into_a_later_window(name: str) -> None:
 def test_a_site_level_trace_replayed_on_its_platform_keeps_each_jobs_partition(
     tmp_path: Path,
 ) -> None:
-    from sitesim.report import result_trace
-    from sitesim.trace_replay import run_replay
+    from sitesim.results.report import result_trace
+    from sitesim.runs.replay import run_replay
 
     path = write_platform(tmp_path, SHARED)
     closed = run(SiteConfig(users=12, days=14, warmup_days=0, platform=str(path)))
@@ -287,3 +289,107 @@ def test_a_site_level_trace_replayed_on_its_platform_keeps_each_jobs_partition(
     opened = run_replay(config, trace=trace)
     assert opened.placement is not None
     assert np.array_equal(opened.placement.table["partition"], closed.placement.table["partition"])
+
+
+# -- outages as the run reaches them (issue 32) ---------------------------------------------------
+def identical(nodes: int) -> Platform:
+    """``nodes`` 4-core nodes in one exclusive partition."""
+    nodes_table = [{"type": "n", "count": nodes, "cores": 4}]
+    return Platform.from_dict({"nodes": nodes_table, "partitions": [{"name": "p", "nodes": "n"}]})
+
+
+def test_a_storm_of_failures_holds_one_block_not_every_failure_to_the_horizon() -> None:
+    """4 nodes failing every 2 s on average over a 30-day horizon: 4.3 million outages, 2.5 GB
+    when they were all drawn and turned into events before the run; the run of one short job
+    ends in its first minutes and holds what it reached."""
+    import tracemalloc
+
+    from sitesim.platform.downtime import Downtime
+
+    platform = identical(4)
+    storm = Downtime(mtbf=1.0, mttr=1.0, failure_nodes=(0, 1, 2, 3))
+    tracemalloc.start()
+    try:
+        site = Site(platform, create("EASY"))
+        site.machine.add_outages(storm.stream(30 * 86_400.0, 1), requeue=True)
+        job = Job(1, 5.0, 5.0)
+        site.add_user(At([(0.0, job)]))
+        result = site.run()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert job.state is JobState.COMPLETED
+    assert result.platform_stats["jobs_requeued"] > 0
+    assert site.now < 3600.0
+    assert peak < 20 * 2**20, f"{peak / 2**20:.0f} MB"
+
+
+def test_nodes_down_for_good_never_come_back_and_jobs_that_need_them_stop_the_run() -> None:
+    platform = identical(2)
+    site = Site(platform, create("EASY"))
+    site.machine.add_outages(outages([(0, 100.0, math.inf, MAINTENANCE)]), requeue=True)
+    small, large = Job(4, 50.0, 50.0), Job(8, 50.0, 50.0)
+    site.add_user(At([(200.0, small), (300.0, large)]))
+    with pytest.raises(ConfigError) as caught:
+        site.run()
+    assert str(caught.value) == (
+        "1 jobs are still waiting on an idle machine after the last submission, and nodes 0 are "
+        "down for good (an outage that never ends, such as a maintenance window with duration "
+        "UNLIMITED): jobs that need them would never start"
+    )
+    assert (small.start, small.alloc.nodes.tolist()) == (200.0, [1])  # (not at t = inf)
+    assert large.state is JobState.WAITING
+
+
+def test_a_job_beside_a_node_down_for_good_runs_and_availability_counts_the_node() -> None:
+    platform = identical(2)
+    site = Site(platform, create("CONSERVATIVE"))
+    site.machine.add_outages(outages([(0, 0.0, math.inf, MAINTENANCE)]), requeue=True)
+    jobs = [Job(4, 3600.0, 3600.0), Job(4, 3600.0, 3600.0)]
+    site.add_user(At([(0.0, jobs[0]), (3600.0, jobs[1])]))
+    result = site.run()
+    assert [job.start for job in jobs] == [0.0, 3600.0]
+    assert result.platform_stats["availability"] == 0.5
+    assert result.platform_stats["node_hours_down"] == 2.0
+
+
+def test_the_machine_counts_the_node_time_the_rows_give(tmp_path: Path) -> None:
+    """Node-hours down from the machine's record equal the union of each node's rows."""
+    from sitesim.platform.downtime import Downtime
+
+    (tmp_path / "f.csv").write_text("3,100,250\n3,250,300\n0,50.5,60\n1,7000,90000\n")
+    downtime = Downtime.from_dict(
+        {
+            "maintenance": [
+                {"start": "1:00:00", "duration": "0:30:00", "every": "6:00:00", "nodes": ["0-2"]},
+                {"start": "1:10:00", "duration": "2:00:00", "nodes": [2, 3]},
+            ],
+            "failures": {"mtbf": "0:30:00", "mttr": "0:20:00", "nodes": ["1-3"], "file": "f.csv"},
+        },
+        {"whole": (0, 1, 2, 3)},
+        4,
+        "site.toml",
+        tmp_path,
+    )
+    site = Site(Platform.from_dict(MIXED), create("EASY"))
+    rows = downtime.outages(3 * 86_400.0, 5)
+    site.machine.add_outages(downtime.stream(3 * 86_400.0, 5), requeue=True)
+    site.add_user(At([(0.0, Job(4, 600.0, 900.0)), (2 * 86_400.0, Job(8, 600.0, 900.0))]))
+    result = site.run()
+    assert result.platform_stats["node_hours_down"] == pytest.approx(rows.node_hours(site.now))
+    assert site.now > 2 * 86_400.0 and result.platform_stats["jobs_requeued"] >= 0
+
+
+def test_merged_windows_keep_a_window_that_never_ends() -> None:
+    from sitesim.platform.downtime import merged_intervals
+
+    node, down, up = merged_intervals(
+        np.array([0, 0, 1, 1]),
+        np.array([0.0, 5.0, 3.0, 10.0]),
+        np.array([math.inf, 7.0, 4.0, 12.0]),
+    )
+    assert (node.tolist(), down.tolist(), up.tolist()) == (
+        [0, 1, 1],
+        [0.0, 3.0, 10.0],
+        [math.inf, 4.0, 12.0],
+    )

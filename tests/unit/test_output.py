@@ -66,3 +66,10 @@ def test_a_staged_folder_is_discarded_on_an_error(tmp_path: Path) -> None:
         (staging / "records.csv").write_text("x\n")
         raise RuntimeError("stop")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_file_names_are_valid_on_every_system():
+    from sitesim.output import file_name
+
+    assert file_name("mypkg.sched:FairEASY") == "mypkg.sched.FairEASY"
+    assert file_name("EASY") == "EASY" and file_name("a b/c\\d*?") == "a_b_c_d__"

@@ -7,6 +7,7 @@ import pytest
 from sitesim.errors import ConfigError
 from sitesim.schedulers import DynP, Planning, create
 from sitesim.schedulers.planning import METRICS, decide, plan, score
+from tests.conftest import on_procs
 from tests.unit.test_policies import R, queue_of, three_jobs, waiting
 
 
@@ -14,18 +15,22 @@ def test_plan_places_each_job_at_its_earliest_fit_in_order():
     # 10 processors, R holds 6 until 100. FCFS order 1, 2, 3: job 1 (8) at 100; job 2 (4) now;
     # job 3 (4 x 50) cannot end before job 1 takes 8 at 100, so after job 1.
     jobs = three_jobs()
-    assert plan(jobs, 3.0, 4, R) == [100.0, 3.0, 200.0]
+    assert plan(jobs, on_procs(3.0, 4, R))[0] == [100.0, 3.0, 200.0]
     # SJF order 2, 3, 1: job 3 follows job 2 at 53, so job 1 waits for it until 103
-    assert plan([jobs[1], jobs[2], jobs[0]], 3.0, 4, R) == [3.0, 53.0, 103.0]
+    assert plan([jobs[1], jobs[2], jobs[0]], on_procs(3.0, 4, R))[0] == [3.0, 53.0, 103.0]
 
 
 def test_planning_starts_what_is_planned_for_now_and_keeps_the_plan():
     policy = queue_of(Planning("FCFS"), three_jobs())
-    assert [j.id for j in policy.allocate(3.0, 4, R)] == [2]  # backfilled into the hole
+    assert [j.id for j in policy.allocate(3.0, on_procs(3.0, 4, R))] == [
+        2
+    ]  # backfilled into the hole
     assert [j.id for j in policy.queue] == [1, 3]
-    assert policy.allocate(53.0, 8, R) == []  # job 3 is planned at 200, behind job 1
-    assert [j.id for j in policy.allocate(100.0, 10, [])] == [1]
-    assert [j.id for j in policy.allocate(200.0, 10, [])] == [3]
+    assert (
+        policy.allocate(53.0, on_procs(53.0, 8, R)) == []
+    )  # job 3 is planned at 200, behind job 1
+    assert [j.id for j in policy.allocate(100.0, on_procs(100.0, 10, []))] == [1]
+    assert [j.id for j in policy.allocate(200.0, on_procs(200.0, 10, []))] == [3]
 
 
 def test_planning_orders():
@@ -86,11 +91,11 @@ def test_fcfs_preferred_decider():
 
 def test_dynp_switches_to_the_policy_with_the_best_plan():
     policy = queue_of(DynP(metric="SLD", decider="simple"), three_jobs())
-    assert [j.id for j in policy.allocate(3.0, 4, R)] == [2]
+    assert [j.id for j in policy.allocate(3.0, on_procs(3.0, 4, R))] == [2]
     assert policy.policy == "SJF"  # SLD 1.68 against FCFS's and LJF's 2.65
     assert policy.last_scores["SJF"] < policy.last_scores["FCFS"] == policy.last_scores["LJF"]
     # nothing arrived and nothing ended early: no step, the SJF plan is kept (job 3 at 53)
-    assert [j.id for j in policy.allocate(53.0, 4, R)] == [3]
+    assert [j.id for j in policy.allocate(53.0, on_procs(53.0, 4, R))] == [3]
     assert policy.stats() == {
         "self_tuning_steps": 1,
         "policy_switches": 1,
@@ -104,17 +109,17 @@ def test_dynp_switches_to_the_policy_with_the_best_plan():
 def test_dynp_makespan_metric_can_prefer_another_policy():
     # makespan 250 under FCFS, 203 under SJF
     policy = queue_of(DynP(metric="makespan", decider="advanced"), three_jobs())
-    policy.allocate(3.0, 4, R)
+    policy.allocate(3.0, on_procs(3.0, 4, R))
     assert policy.policy == "SJF"
 
 
 def test_half_and_full_self_tuning():
     for tuning, steps in (("half", 1), ("full", 2)):
         policy = queue_of(DynP(tuning=tuning), three_jobs())
-        (job,) = policy.allocate(3.0, 4, R)  # a step: jobs arrived
+        (job,) = policy.allocate(3.0, on_procs(3.0, 4, R))  # a step: jobs arrived
         job.start = 3.0
         policy.job_ended(job, 10.0)  # estimated to end at 53: early
-        policy.allocate(10.0, 8, R)  # full: another step; half: a re-plan only
+        policy.allocate(10.0, on_procs(10.0, 8, R))  # full: another step; half: a re-plan only
         assert policy.steps == steps, tuning
 
 

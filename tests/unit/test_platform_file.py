@@ -1,5 +1,5 @@
-"""Platform files (sitesim.platform): good files load, bad ones get one line naming the file and
-the key, and the shipped Curie platform is the machine its trace's header describes."""
+"""Platform files (sitesim.platform.description): good files load, bad ones get one line naming the
+file and the key, and the shipped Curie platform is the machine its trace's header describes."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from sitesim.errors import ConfigError
-from sitesim.platform import Platform, PlatformError, format_nodes, parse_duration
-from sitesim.swf import read_swf
+from sitesim.platform.description import Platform
+from sitesim.platform.values import PlatformError, format_nodes, parse_duration
+from sitesim.workload.swf import read_swf
 from tests.conftest import trace_path
 
 ROOT = Path(__file__).resolve().parents[2]

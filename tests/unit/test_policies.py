@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from sitesim.engine.job import Job, JobState
 from sitesim.errors import ConfigError
-from sitesim.job import Job, JobState
 from sitesim.schedulers import (
     CREASY,
     EASY,
@@ -22,6 +22,7 @@ from sitesim.schedulers import (
     shadow_time,
 )
 from sitesim.schedulers.creasy import criticality
+from tests.conftest import on_procs
 
 
 class SecretJob(Job):
@@ -73,16 +74,16 @@ def three_jobs() -> list[Job]:
 
 def test_fcfs_head_blocks_everyone():
     policy = queue_of(FCFS(), three_jobs())
-    assert policy.allocate(3.0, 4, R) == []
+    assert policy.allocate(3.0, on_procs(3.0, 4, R)) == []
     assert [j.id for j in policy.queue] == [1, 2, 3]
     # at t = 100 R has ended: job 1 starts; 2 and 3 must wait for it
-    assert [j.id for j in policy.allocate(100.0, 10, [])] == [1]
-    assert [j.id for j in policy.allocate(200.0, 10, [])] == [2, 3]
+    assert [j.id for j in policy.allocate(100.0, on_procs(100.0, 10, []))] == [1]
+    assert [j.id for j in policy.allocate(200.0, on_procs(200.0, 10, []))] == [2, 3]
 
 
 def test_easy_reserves_the_head_and_backfills_job_2():
     policy = queue_of(EASY(), three_jobs())
-    started = policy.allocate(3.0, 4, R)
+    started = policy.allocate(3.0, on_procs(3.0, 4, R))
     assert [j.id for j in started] == [2]
     assert policy.reservation is not None
     head, shadow = policy.reservation
@@ -92,31 +93,35 @@ def test_easy_reserves_the_head_and_backfills_job_2():
 
 def test_user_aware_order_backfills_the_newest_job_3():
     newest_first = EASY(priority=lambda job, now: job.submit)
-    assert [j.id for j in queue_of(newest_first, three_jobs()).allocate(3.0, 4, R)] == [3]
+    assert [
+        j.id for j in queue_of(newest_first, three_jobs()).allocate(3.0, on_procs(3.0, 4, R))
+    ] == [3]
     creasy = CREASY(alpha=6000)
-    assert [j.id for j in queue_of(creasy, three_jobs()).allocate(3.0, 4, R)] == [3]
+    assert [j.id for j in queue_of(creasy, three_jobs()).allocate(3.0, on_procs(3.0, 4, R))] == [3]
 
 
 def test_easy_backfills_past_the_shadow_on_extra_processors():
     # head needs 8 of 10 at t=100, so 2 processors are extra: a long 2-processor job may run
     policy = queue_of(EASY(), [waiting(1, 8, 100, 0.0), waiting(2, 2, 1000, 0.0)])
-    assert [j.id for j in policy.allocate(0.0, 4, R)] == [2]
+    assert [j.id for j in policy.allocate(0.0, on_procs(0.0, 4, R))] == [2]
     # ... but a long 3-processor job would delay the head
     policy = queue_of(EASY(), [waiting(1, 8, 100, 0.0), waiting(2, 3, 1000, 0.0)])
-    assert policy.allocate(0.0, 4, R) == []
+    assert policy.allocate(0.0, on_procs(0.0, 4, R)) == []
 
 
 def test_easy_counts_jobs_started_in_the_same_pass_for_the_shadow():
     # 10 free: job 1 (6 procs, est 50) starts; job 2 (8) is blocked until job 1's estimate
     jobs = [waiting(1, 6, 50, 0.0), waiting(2, 8, 10, 0.0), waiting(3, 4, 60, 0.0)]
     policy = queue_of(EASY(), jobs)
-    assert [j.id for j in policy.allocate(0.0, 10, [])] == [1]  # job 3 would end after t=50
+    assert [j.id for j in policy.allocate(0.0, on_procs(0.0, 10, []))] == [
+        1
+    ]  # job 3 would end after t=50
     assert policy.reservation is not None and policy.reservation[1] == 50.0
 
 
 def test_easy_ends_at_shadow_exactly_may_backfill():
     policy = queue_of(EASY(), [waiting(1, 8, 100, 0.0), waiting(2, 4, 97, 0.0)])
-    assert [j.id for j in policy.allocate(3.0, 4, R)] == [2]  # ends at 100 = shadow
+    assert [j.id for j in policy.allocate(3.0, on_procs(3.0, 4, R))] == [2]  # ends at 100 = shadow
 
 
 def test_shadow_time():
@@ -135,7 +140,9 @@ def test_the_extra_processors_count_every_job_ending_at_the_shadow_time():
     assert shadow_time(4, 2, running) == (100.0, 2)
     assert shadow_time(3, 2, running) == (100.0, 3)
     policy = queue_of(EASY(), [waiting(4, 4, 10, 1.0), waiting(5, 2, 500, 2.0)])
-    assert [j.id for j in policy.allocate(2.0, 2, running)] == [5]  # on the extra processors
+    assert [j.id for j in policy.allocate(2.0, on_procs(2.0, 2, running))] == [
+        5
+    ]  # on the extra processors
 
 
 def test_static_orders_sjf_ljf_scdf():
@@ -147,7 +154,7 @@ def test_static_orders_sjf_ljf_scdf():
     # demand: 600, 800, 200
     assert [j.id for j in queue_of(SCDF(), jobs()).queue] == [3, 1, 2]
     # no backfilling: SJF's head (job 2, 8 procs) blocks the others
-    assert queue_of(SJF(), jobs()).allocate(0.0, 4, []) == []
+    assert queue_of(SJF(), jobs()).allocate(0.0, on_procs(0.0, 4, [])) == []
 
 
 def test_static_order_ties_stay_fifo():
@@ -188,7 +195,7 @@ def test_creasy_orders_long_and_short_queues_alike():
 
 def test_conservative_reserves_every_job():
     policy = queue_of(Conservative(), three_jobs(), now=3.0)
-    started = policy.allocate(3.0, 4, R)
+    started = policy.allocate(3.0, on_procs(3.0, 4, R))
     assert [j.id for j in started] == [2]  # fits now and ends (t=53) before job 1 needs it
     res = {job.id: t for job, t in policy.reservation.items()}
     # job 1 at R's end; job 3 cannot overlap job 1 (8 + 4 > 10) so it follows it
@@ -198,11 +205,11 @@ def test_conservative_reserves_every_job():
 
 def test_conservative_compresses_when_a_job_ends_early():
     policy = queue_of(Conservative(), three_jobs(), now=3.0)
-    (job2,) = policy.allocate(3.0, 4, R)
+    (job2,) = policy.allocate(3.0, on_procs(3.0, 4, R))
     as_started(job2, 3.0)
     job2.end = 10.0
     policy.job_ended(job2, 10.0)  # 43 s before its estimate
-    started = policy.allocate(10.0, 4, R)
+    started = policy.allocate(10.0, on_procs(10.0, 4, R))
     assert [j.id for j in started] == [3]  # [10, 60) fits before job 1 needs 8 at t=100
     assert {job.id: t for job, t in policy.reservation.items()} == {1: 100.0}
 
@@ -211,7 +218,7 @@ def test_conservative_does_not_disturb_earlier_reservations():
     # job 2 could start now but would collide with job 1's reservation: it waits
     jobs = [waiting(1, 8, 100, 0.0), waiting(2, 4, 200, 0.0)]
     policy = queue_of(Conservative(), jobs, now=0.0)
-    assert policy.allocate(0.0, 4, R) == []
+    assert policy.allocate(0.0, on_procs(0.0, 4, R)) == []
     assert {job.id: t for job, t in policy.reservation.items()} == {1: 100.0, 2: 200.0}
 
 
@@ -233,7 +240,7 @@ def drive(policy, jobs, procs, pass_times=()):  # type: ignore[no-untyped-def]
         while pending and pending[0].submit <= now:
             policy.submit(pending.pop(0), now)
         free = procs - sum(size for _, _, size in running)
-        for job in policy.allocate(now, free, running):
+        for job in policy.allocate(now, on_procs(now, free, running)):
             as_started(job, now)
             starts[job.id] = now
             running.append((now + job.estimate, job.id, job.size))
@@ -253,10 +260,10 @@ def test_every_policy_uses_estimates_only(name):
 def test_conservative_survives_a_late_pass():
     """A pass that comes after a reservation was due re-plans instead of trusting a stale plan."""
     policy = queue_of(Conservative(), three_jobs(), now=3.0)
-    (job2,) = policy.allocate(3.0, 4, R)
+    (job2,) = policy.allocate(3.0, on_procs(3.0, 4, R))
     as_started(job2, 3.0)
     # R and job 2 ended on time, but no pass came until t = 150: job 1 is overdue
-    started = policy.allocate(150.0, 10, [])
+    started = policy.allocate(150.0, on_procs(150.0, 10, []))
     assert [j.id for j in started] == [1]
     assert {job.id: t for job, t in policy.reservation.items()} == {3: 250.0}
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from sitesim.errors import ConfigError, SitesimError
-from sitesim.profile import WorkloadProfile, build_profile, default_profile, size_class
-from sitesim.swf import read_swf
+from sitesim.workload.profile import WorkloadProfile, build_profile, default_profile, size_class
+from sitesim.workload.swf import read_swf
 from tests.conftest import TRACES, trace_path
 from tests.unit.test_activity import trace
 

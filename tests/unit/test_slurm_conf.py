@@ -9,14 +9,16 @@ prints. tests/data/slurm/README.md says which command each file stands for.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pytest
 
-from sitesim.associations import AssociationError
-from sitesim.platform import format_nodes
-from sitesim.slurm_conf import (
+from sitesim.errors import ConfigError
+from sitesim.platform.values import format_nodes
+from sitesim.slurm.associations import AssociationError
+from sitesim.slurm.conf import (
     QOS_COLUMNS,
     SlurmConfError,
     expand_hostlist,
@@ -24,6 +26,7 @@ from sitesim.slurm_conf import (
     read_sacctmgr_qos,
     read_slurm_conf,
 )
+from sitesim.workload.names import UserNumbers
 
 DATA = Path(__file__).parents[1] / "data" / "slurm"
 
@@ -127,6 +130,33 @@ def test_expand_hostlist() -> None:
             expand_hostlist(bad)
 
 
+def test_future_nodes_are_not_available(tmp_path: Path) -> None:
+    # slurm.conf(5), State: FUTURE nodes are defined for future use and not available: they
+    # are left out of the platform and of the partitions, each line warned (issue 32)
+    text = (
+        "NodeName=n[1-4] CPUs=8\nNodeName=n[5-6] CPUs=8 State=future\n"
+        "NodeName=DEFAULT State=FUTURE\nNodeName=g1 CPUs=16\n"
+        "PartitionName=p Nodes=n[1-6],g1 Default=YES\nPartitionName=later Nodes=n[5-6],g1\n"
+        "PartitionName=all Nodes=ALL\n"
+    )
+    path = write(tmp_path, text)
+    conf = read_slurm_conf(path)
+    assert conf.platform is not None
+    assert conf.platform.nodes == 4 and conf.platform.total_cores == 32
+    assert [(p.name, format_nodes(p.nodes)) for p in conf.platform.partitions] == [
+        ("p", "0-3"),
+        ("all", "0-3"),
+    ]
+    assert conf.warnings == (
+        f"{path}:2: State=FUTURE: nodes n[5-6] left out (Slurm schedules no job on them)",
+        f"{path}:4: State=FUTURE: nodes g1 left out (Slurm schedules no job on them)",
+        f"{path}:6: Nodes: partition later has no nodes (left out)",
+    )
+    only_future = write(tmp_path, "NodeName=n1 CPUs=8 State=FUTURE\nPartitionName=p Nodes=n1\n")
+    with pytest.raises(SlurmConfError, match=r"slurm.conf:2: PartitionName: every node is State"):
+        read_slurm_conf(only_future)
+
+
 def test_no_nodes_no_platform(tmp_path: Path) -> None:
     conf = read_slurm_conf(write(tmp_path, "PriorityWeightAge=10\n"))
     assert conf.platform is None and conf.settings == {"PriorityWeightAge": "10"}
@@ -211,7 +241,7 @@ def test_assoc_tree_from_parent_column() -> None:
         "chem": ("science", 20.0),
         "teaching": ("root", 10.0),
     }
-    # u1 -> 1, user2 -> 2, 3 -> 3; the root user of the root account is Slurm's own
+    # users are the trace's numbers; the root user of the root account is Slurm's own
     assert dict(tree.users) == {
         1: ("physics", 1.0),
         2: ("physics", 2.0),
@@ -240,11 +270,13 @@ HEAD = "Account|User|Share|Def QOS|ParentName\n"
 @pytest.mark.parametrize(
     ("rows", "key", "problem"),
     [
-        ("a||1||root\na|alice|1||\n", "User", "'alice': sitesim users are numbered"),
+        ("a||1||root\na|alice|1||\n", "User", "'alice' is a name, and the trace's users are"),
+        # (a name ending in a number is no number: user004 is not user 4, issue 32)
+        ("a||1||root\na|user004|1||\n", "User", "give the mapping that numbered them"),
         ("a||lots||root\n", "Share", "not a whole number"),
         ("a||parent||root\n", "Share", "'parent'"),
-        ("a||1||root\na|u1|1|\n", "4", "fields where the header has 5"),
-        ("a||1||root\na|u1|1||\na|user1|1||\n", "User", "are both sitesim user 1"),
+        ("a||1||root\na|1|1|\n", "4", "fields where the header has 5"),
+        ("a||1||root\na|1|1||\na|01|1||\n", "User", "are both sitesim user 1"),
     ],
 )
 def test_bad_assoc_row(tmp_path: Path, rows: str, key: str, problem: str) -> None:
@@ -264,31 +296,91 @@ def test_assoc_cycle_names_the_file(tmp_path: Path) -> None:
 
 
 def test_assoc_user_in_two_accounts_without_default(tmp_path: Path) -> None:
-    path = write(tmp_path, HEAD + "a||1||root\nb||1||root\na|u7|1||\nb|u7|1||\n", "assoc.txt")
+    path = write(tmp_path, HEAD + "a||1||root\nb||1||root\na|7|1||\nb|7|1||\n", "assoc.txt")
     with pytest.raises(AssociationError, match=rf"^{path}: user 7: in accounts a, b with no"):
         read_sacctmgr_assoc(path)
 
 
 def test_assoc_default_account_column(tmp_path: Path) -> None:
     text = "Account|User|Share|ParentName|Def Acct\na||1|root|\nb||1|root|\n"
-    text += "a|u7|1||b\nb|u7|3||b\n"
+    text += "a|7|1||b\nb|7|3||b\n"
     table = read_sacctmgr_assoc(write(tmp_path, text, "assoc.txt"))
     assert dict(table.associations.users) == {7: ("b", 3.0)}
 
 
 def test_assoc_without_parents_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, "Account|User|Share\nroot||1\na||1\na|u1|1\n", "assoc.txt")
+    path = write(tmp_path, "Account|User|Share\nroot||1\na||1\na|1|1\n", "assoc.txt")
     with pytest.raises(SlurmConfError, match=rf"^{path}: ParentName: no column"):
         read_sacctmgr_assoc(path)
 
 
 def test_assoc_parsable_and_two_clusters(tmp_path: Path) -> None:
     # --parsable: a '|' at the end of every line
-    text = "Cluster|Account|User|Share|ParentName|\nc|a||1|root|\nc|a|u1|1||\n"
+    text = "Cluster|Account|User|Share|ParentName|\nc|a||1|root|\nc|a|1|1||\n"
     assert read_sacctmgr_assoc(write(tmp_path, text, "p.txt")).associations.users == {1: ("a", 1.0)}
-    two = "Cluster|Account|User|Share|ParentName\nc|a||1|root\nd|a|u1|1|\n"
+    two = "Cluster|Account|User|Share|ParentName\nc|a||1|root\nd|a|1|1|\n"
     with pytest.raises(SlurmConfError, match="Cluster: rows of clusters c, d"):
         read_sacctmgr_assoc(write(tmp_path, two, "two.txt"))
+
+
+# -- a listing by name, through the mapping of a conversion (issue 32) -------------------------
+#: What ``sitesim convert --mapping`` writes: users numbered by first submission, not by name.
+NAMES = {"users": {"user007": 1, "user004": 2, "user001": 3}, "accounts": {"a": 1, "b": 2}}
+
+
+def names(tmp_path: Path, data: object = NAMES) -> UserNumbers:
+    return UserNumbers.load(write(tmp_path, json.dumps(data), "names.json"))
+
+
+def test_assoc_names_are_read_through_the_conversions_mapping(tmp_path: Path) -> None:
+    rows = "a||1||root\nb||1||root\na|user001|1||\na|user004|2||\nb|user007|1|high|\n"
+    table = read_sacctmgr_assoc(write(tmp_path, HEAD + rows, "assoc.txt"), names(tmp_path))
+    assert dict(table.associations.users) == {3: ("a", 1.0), 2: ("a", 2.0), 1: ("b", 1.0)}
+    assert table.default_qos == {1: "high"}
+    assert table.warnings == ()
+
+
+def test_listed_users_without_jobs_are_kept_and_warned(tmp_path: Path) -> None:
+    # as in Slurm, they are in the tree (Fair Tree ranks every user), under numbers of their own
+    rows = "a||1||root\na|user001|1||\na|frank|1||\na|user004|1||\na|grace|1||\na|user007|1||\n"
+    path = write(tmp_path, HEAD + rows, "assoc.txt")
+    table = read_sacctmgr_assoc(path, names(tmp_path))
+    assert sorted(table.associations.users) == [1, 2, 3, 4, 5]
+    assert table.warnings == (
+        f"{path}:4: User: 2 of the 5 users listed are not in {tmp_path / 'names.json'} (no job "
+        "in the trace); kept in their accounts",
+    )
+
+
+def test_trace_users_in_no_account_are_warned(tmp_path: Path) -> None:
+    path = write(tmp_path, HEAD + "a||1||root\na|user004|1||\n", "assoc.txt")
+    table = read_sacctmgr_assoc(path, names(tmp_path))
+    assert table.warnings == (
+        f"{tmp_path / 'names.json'}: 2 of the trace's 3 users are in no account of {path} "
+        "(users 1, 3): each is charged to an account of its own under root with one share",
+    )
+
+
+def test_a_listing_none_of_whose_users_the_mapping_has_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, HEAD + "a||1||root\na|alice|1||\na|bob|1||\n", "assoc.txt")
+    with pytest.raises(SlurmConfError, match=rf"^{path}: User: none of its 2 users is in "):
+        read_sacctmgr_assoc(path, names(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ("{", "not a mapping file (JSON)"),
+        ({"accounts": {"a": 1}}, "users: no table of user name -> number"),
+        ({"users": {"a": 0}}, "users: no table of user name -> number"),
+        ({"users": {"a": 1, "b": 1}}, "users: two names have one number"),
+    ],
+)
+def test_bad_mapping_files_are_one_line(tmp_path: Path, data: object, problem: str) -> None:
+    path = write(tmp_path, data if isinstance(data, str) else json.dumps(data), "names.json")
+    with pytest.raises(ConfigError, match=rf"^{path}: ") as err:
+        UserNumbers.load(path)
+    assert problem in str(err.value)
 
 
 # -- sacctmgr show qos -------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sitesim.errors import SitesimError, SWFFormatError
-from sitesim.swf import FIELDS, format_swf, read_swf, write_swf
+from sitesim.workload.swf import FIELDS, format_swf, read_swf, write_swf
 from tests.conftest import trace_path
 
 SAMPLE = """\
@@ -130,3 +130,67 @@ def test_real_trace_round_trip(tmp_path):
     again = read_swf(tmp_path / "sp2.swf.gz")
     assert np.array_equal(trace.data, again.data) and trace.header == again.header
     assert len(FIELDS) == 18
+
+
+def _submits(tmp_path, submits, name="o.swf"):  # type: ignore[no-untyped-def]
+    lines = "".join(f"{n} {s} 0 1 1 -1 -1 1 1 -1 1 1 -1 -1 -1 -1 -1 -1\n"
+                    for n, s in enumerate(submits, start=1))  # fmt: skip
+    return read_swf(write(tmp_path, "; MaxProcs: 4\n" + lines, name))
+
+
+@pytest.mark.parametrize(
+    ("submits", "rows"),
+    [
+        ([10_000, *range(1, 124)], [0]),  # one line too early: 1, not the 123 after it
+        ([*range(1, 124), 0], [123]),  # one line too late
+        ([0, 10, 20, 1000, 30, 40, 50], [3]),  # one line in the middle
+        ([50, 60, 70, 0, 10, 20, 30], [0, 1, 2]),  # a block: the fewest lines to move
+        ([0, 5, -1, 6, 3, 9], [4]),  # unknown submit times (-1) are left out
+        ([0, 0, 5, 5, 9], []),
+    ],
+)
+def test_out_of_order_counts_the_fewest_lines_to_move(tmp_path, submits, rows):
+    trace = _submits(tmp_path, submits)
+    assert trace.out_of_order().tolist() == rows
+
+
+def test_strict_refuses_the_first_line_earlier_than_the_line_before_it(tmp_path):
+    trace = _submits(tmp_path, [10_000, 1, 2, 3])
+    assert trace.out_of_order().tolist() == [0] and trace.first_descent() == 1
+    assert _submits(tmp_path, [1, 2, 2], name="s.swf").first_descent() is None
+
+
+@pytest.mark.parametrize(
+    ("value", "column", "message"),
+    [
+        ("1e300", 1, "field 2 (submit): '1e+300' is out of range: times lie within "
+                     "±10,000,000,000 s (about 317 years)"),
+        ("10000000001", 8, "field 9 (req_time): '1e+10' is out of range"),
+        ("-1e11", 2, "field 3 (wait): '-1e+11' is out of range"),
+        ("1e16", 0, "field 1 (job): '1e+16' is out of range: values lie "
+                                "within ±9,007,199,254,740,992 (2**53)"),
+        ("1e20", 9, "field 10 (req_memory): '1e+20' is out of range"),
+    ],
+)  # fmt: skip
+def test_absurd_values_are_refused_with_the_allowed_range(tmp_path, value, column, message):
+    fields = BAD_LINE.split(" ")
+    fields[column] = value
+    with pytest.raises(SWFFormatError) as err:
+        read_swf(write(tmp_path, f"; header\n{BAD_LINE}\n{' '.join(fields)}\n"))
+    assert str(err.value).startswith(f"{tmp_path / 't.swf'}:3: {message}")
+
+
+def test_the_largest_values_of_the_archive_traces_are_read(tmp_path):
+    # CEA-Curie's requested time of 2^31 - 1 s; a Unix time as a submit time
+    line = "1 1712044800 5 100 4 12.5 -1 4 2147483647 -1 1 1 1 -1 0 -1 -1 -1"
+    assert read_swf(write(tmp_path, line + "\n")).column("req_time")[0] == 2**31 - 1
+
+
+def test_a_trace_made_in_memory_is_checked_before_a_replay():
+    from sitesim.runs.replay import replay
+    from sitesim.workload.swf import SWFTrace
+
+    data = np.full((2, 18), -1.0)
+    data[:, 0], data[:, 1], data[:, 3], data[:, 4] = [1, 2], [0, 1e300], 100, 2
+    with pytest.raises(SWFFormatError, match=r"^mem: job line 2: field 2 \(submit\): '1e\+300' is"):
+        replay(SWFTrace("mem", ["; MaxProcs: 4"], data), "FCFS")

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitesim import swf_parse
-from sitesim.swf_parse import parse_job_lines, split_header
+from sitesim.workload import swf_parse
+from sitesim.workload.swf_parse import parse_job_lines, split_header
 
 # numbers as they appear in traces: integers, -1, fractions with up to 6 decimals
 integer = st.integers(-1, 10**12).map(str)

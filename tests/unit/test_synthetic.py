@@ -11,9 +11,7 @@ import pytest
 from scipy import stats
 
 import sitesim
-from sitesim.cli import main
-from sitesim.config import RunConfig, SiteConfig
-from sitesim.distributions import Hyperexponential2
+from sitesim.cli.main import main
 from sitesim.errors import ConfigError
 from sitesim.models.synthetic import (
     CONFIGURATIONS,
@@ -23,6 +21,8 @@ from sitesim.models.synthetic import (
 )
 from sitesim.models.workpool import EstimateModel
 from sitesim.output import to_json
+from sitesim.runs.config import RunConfig, SiteConfig
+from sitesim.workload.distributions import Hyperexponential2
 
 SPEC_TABLE = {  # experiments.md §5: (mean service minutes, share) of classes 1, 2, 3
     1: ((50, 0.7), (100, 0.2), (200, 0.1)),

@@ -1,4 +1,5 @@
-"""The thesis regime: its profile transforms, the shipped profile, and scheduled session starts."""
+"""The thesis regime: its profile transforms, the shipped profile, and the session-start options
+(scheduled and clocked, sensitivity options that are not the thesis' model)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ import numpy as np
 import pytest
 
 from sitesim import simulate
-from sitesim.distributions import Discrete, Quantiles
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import ActivityCycle
 from sitesim.models.dynamics import SessionDynamics
 from sitesim.models.streams import stream
 from sitesim.models.users import UserModel
-from sitesim.profile import default_profile, read_profile
-from sitesim.thesis_regime import (
+from sitesim.schedulers import REGISTRY
+from sitesim.workload.distributions import Discrete, Quantiles
+from sitesim.workload.profile import default_profile, read_profile
+from sitesim.workload.thesis_regime import (
     FITTED,
     ThesisRegime,
     below,
@@ -91,7 +93,8 @@ def test_the_next_session_starts_a_break_after_the_end_or_the_start(starts):
     """One user who always leaves (p_cont tiny), one job a batch: each session is one job, and
     the next starts a break (the user's own break draws, in order) after the session's end
     (after_break) or its start (scheduled, at once if the session ended later), moved to the
-    next window opening when that time is outside the user's window."""
+    next window opening when that time is outside the user's window; a session whose job ends
+    outside the window draws no break (the window rule) and the next starts at the opening."""
     model = UserModel(pcont_a=1e-12, max_batch_width=1, session_starts=starts)
     result = simulate(users=1, model=model, scheduler="FCFS", days=14, warmup_days=0, seed=3)
     sessions = _session_starts(result.records)
@@ -100,14 +103,62 @@ def test_the_next_session_starts_a_break_after_the_end_or_the_start(starts):
     breaks = SessionDynamics(profile, 3, 1).break_length
     cycle = ActivityCycle.draw(stream(3, 1, "cycle"))
     for (start, end), (following, _) in itertools.pairwise(sessions):
+        if not cycle.in_window(end):  # the window rule: no trial, no break
+            assert following == cycle.next_open(end)
+            continue
         due = end + breaks() if starts == "after_break" else max(start + breaks(), end)
         assert following == (due if cycle.in_window(due) else cycle.next_open(due))
 
 
 def test_session_starts_is_refused_when_unknown_and_kept_out_of_old_configurations():
-    from sitesim.config import SiteConfig
+    from sitesim.runs.config import SiteConfig
 
     with pytest.raises(ConfigError, match="session_starts must be one of"):
         SiteConfig(session_starts="never")
     assert "session_starts" not in SiteConfig().to_dict()  # old results.json still match
     assert SiteConfig(session_starts="scheduled").to_dict()["session_starts"] == "scheduled"
+
+
+def _clocked_starts(seed: int, user: int, horizon: float, scale: float) -> list[float]:
+    """The session starts of a clocked user, from its own cycle and break draws alone."""
+    cycle = ActivityCycle.draw(stream(seed, user, "cycle"))
+    breaks = SessionDynamics(default_profile(), seed, user).break_length
+    t, starts = 0.0, []
+    while True:
+        if not cycle.in_window(t):
+            t = cycle.next_open(t)
+        if t >= horizon:
+            return starts
+        starts.append(t)
+        t += max(1.0, round(breaks() * scale))
+
+
+@pytest.mark.parametrize("scheduler", sorted(REGISTRY))
+def test_clocked_session_starts_are_the_same_under_every_scheduler(scheduler):
+    """Clocked starts depend on the user's window and break draws, never on how its jobs are
+    served: each scheduler's run starts exactly the sessions the draws give (GA, slow, on a
+    shorter run)."""
+    days, users = (3, 2) if scheduler == "GA" else (7, 4)
+    model = UserModel(session_starts="clocked", start_gap_scale=1.5)
+    result = simulate(users, scheduler, model=model, procs=32, days=days, warmup_days=0, seed=5)
+    rec = result.records
+    started = 0
+    for user in range(1, users + 1):
+        mine = rec[rec["user"] == user]
+        sessions = np.unique(mine["session"])
+        firsts = [float(mine["submit"][mine["session"] == s].min()) for s in sessions]
+        assert firsts == _clocked_starts(5, user, days * 86400.0, 1.5), user
+        started += len(firsts)
+    assert started > 5
+
+
+def test_start_gap_scale_needs_clocked_starts():
+    from sitesim.runs.config import SiteConfig
+
+    with pytest.raises(ConfigError, match="needs session starts 'clocked'"):
+        UserModel(start_gap_scale=2.0)
+    with pytest.raises(ConfigError, match="start_gap_scale applies to session_starts"):
+        SiteConfig(start_gap_scale=2.0)
+    config = SiteConfig(session_starts="clocked", start_gap_scale=2.0)
+    assert config.user_model().start_gap_scale == 2.0
+    assert "start_gap_scale" not in SiteConfig().to_dict()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import sitesim
-from sitesim.timeline import hourly, mean_level
+from sitesim.results.timeline import hourly, mean_level
 
 
 def test_mean_level_integrates_intervals_exactly():

@@ -7,7 +7,7 @@ import pytest
 
 from sitesim.errors import ConfigError, InvalidJobError
 from sitesim.models.trace_user import TraceWorkload
-from sitesim.swf import read_swf
+from sitesim.workload.swf import read_swf
 
 #     job submit wait run procs cpu mem reqp reqt reqm st usr grp exe q part prec think
 TRACE = """\
@@ -68,3 +68,22 @@ def test_from_jobs_validates():
         TraceWorkload.from_jobs([0], [0], [1])
     with pytest.raises(ConfigError, match="same length"):
         TraceWorkload.from_jobs([0, 1], [1], [1])
+
+
+def test_a_negative_runtime_or_submit_time_is_not_an_unknown_one(tmp_path):
+    path = tmp_path / "n.swf"
+    path.write_text(
+        "; MaxProcs: 8\n"
+        "1   0 0   -1 1 -1 -1 1 10 -1 1 1 1 -1 0 -1 -1 -1\n"
+        "2   5 0 -500 1 -1 -1 1 10 -1 1 1 1 -1 0 -1 -1 -1\n"
+        "3  -7 0   10 1 -1 -1 1 10 -1 1 1 1 -1 0 -1 -1 -1\n"
+        "4  -1 0   10 1 -1 -1 1 10 -1 1 1 1 -1 0 -1 -1 -1\n"
+        "5 9.5 0 -0.5 1 -1 -1 1 10 -1 1 1 1 -1 0 -1 -1 -1\n"
+        "6  10 0   10 1 -1 -1 1 10 -1 1 1 1 -1 0 -1 -1 -1\n"
+    )
+    w = TraceWorkload.from_swf(read_swf(path), 8)
+    assert w.skipped == {
+        "unknown runtime": 1, "negative runtime": 2, "negative submit time": 1,
+        "unknown submit time": 1,
+    }  # fmt: skip
+    assert w.number.tolist() == [6]

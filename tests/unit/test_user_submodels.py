@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sitesim.distributions import Discrete, Quantiles
 from sitesim.errors import ConfigError
 from sitesim.models.cycles import DAY, ActivityCycle, CycleShares
 from sitesim.models.dynamics import SessionDynamics, p_continue
 from sitesim.models.streams import draws, stream
 from sitesim.models.workpool import EstimateModel, Workpool
-from sitesim.profile import default_profile
+from sitesim.workload.distributions import Discrete, Quantiles
+from sitesim.workload.profile import default_profile
 
 
 def test_streams_are_keyed_by_user_and_purpose():

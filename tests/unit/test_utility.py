@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from sitesim.errors import ConfigError
-from sitesim.mixture import fit_mixture
 from sitesim.models.utility import (
     EPS,
     LeeSnavely,
@@ -19,6 +18,7 @@ from sitesim.models.utility import (
     uncertain_values,
     wealth,
 )
+from sitesim.workload.mixture import fit_mixture
 
 
 def test_a_function_is_linear_between_points_and_zero_after():

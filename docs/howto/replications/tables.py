@@ -10,7 +10,7 @@ From the project folder::
 prints every table of the page, in Markdown, as the page shows it. Each cell is the mean over
 the seeds ± the half-width of its 95 % confidence interval (Student's t); the pairing tables
 take the first 5, 10 and 20 seeds of ``pair20`` and compare EASY with FCFS seed by seed
-(``sitesim.sweeps.paired_differences``).
+(``sitesim.sweeps.sweep.paired_differences``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sitesim.sweeps import paired_differences, summarize_runs
+from sitesim.sweeps.sweep import paired_differences, summarize_runs
 
 #: (summary field, column heading, decimals)
 UTILIZATION = ("utilization", "utilization", 3)

@@ -1,0 +1,1 @@
+"""The ``sitesim`` command line: a thin layer over the library."""

@@ -1,0 +1,343 @@
+"""The resources of a pass on a platform's nodes: where each job fits, and the plan.
+
+:class:`NodeResources` answers a scheduler's questions (:mod:`sitesim.engine.resources`) on the
+nodes of a :class:`~sitesim.platform.machine.NodeMachine`; ``where`` is an
+:class:`~sitesim.platform.placement.Alloc`: the nodes and what the job holds on each, placed by
+:func:`~sitesim.platform.placement.place` on the nodes of the job's partition.
+
+Until a question needs the future, what is free now is the machine's own arrays (copied at the
+first start of the pass). The plan is a :class:`~sitesim.platform.profile.NodeProfile`, made when
+the pass reserves a job or when a maintenance window begins before the longest estimate of the
+jobs the pass looks at ends: a reservation holds the very resources it was given, and no job
+starts now that would run into a reservation or a window on its nodes. With one partition on N
+one-core nodes the decisions are those of N processors.
+
+Two shortcuts keep a pass cheap without changing a decision. Demands that did not fit since
+the last start are remembered with the shortest estimate tried (a longer one cannot fit
+either: its window only holds more). And a pass that follows one which started nothing, with
+nothing changed since but new jobs at the end of the order (no job ended, no node went down or
+came back, the same jobs ahead in the same order), resumes it: every job it turned down would be
+turned down again, so only the new jobs are looked at, against the same reservations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from operator import is_
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sitesim.engine.resources import Resources, Running
+from sitesim.platform.placement import Alloc, Demand, Free, place
+from sitesim.platform.profile import NodeProfile
+
+if TYPE_CHECKING:
+    from sitesim.engine.job import Job
+    from sitesim.platform.machine import NodeMachine
+
+
+class NodeResources(Resources):
+    """The resources of a pass on a platform's nodes, reservations held exactly (see the
+    module docstring).
+
+    Attributes:
+        taken: where each job this pass started runs.
+    """
+
+    def __init__(self, machine: NodeMachine) -> None:
+        self.machine = machine
+        self.parts = machine.parts
+        self.groups = machine.parts.group
+        self.partitions = len(self.groups)
+        self._kept: _Pass | None = None
+        self.begin(0.0)
+
+    def begin(self, now: float) -> None:
+        """A new pass at ``now``."""
+        self._last, self._kept = self._kept, None
+        self.now = now
+        self.free = self.machine.free
+        self.taken: dict[Job, Alloc] = {}
+        self._work: Free | None = None  # (the machine's arrays until the first start)
+        self.profile: NodeProfile | None = None
+        self._reach = now  # windows that begin before it are in the profile
+        self._reach_of: Sequence[Job] | None = None
+        self._ended: list[tuple[float, int, Alloc]] = []  # jobs started before the profile
+        self._blocked: set[int] = set()
+        self._failed: dict[Demand, float] = {}
+        self._running: Running | None = None
+        self._resumed: _Pass | None = None
+
+    @property
+    def work(self) -> Free:
+        """What is free now, after the jobs this pass started (without the plan)."""
+        return self.machine.available if self._work is None else self._work
+
+    @property
+    def running(self) -> Running:
+        if self._running is None:
+            self._running = [
+                (end, jid, int(job.alloc.cores.sum())) for end, jid, job in self.machine.running
+            ]
+        return self._running
+
+    def part(self, job: Job) -> int:
+        return int(job.demand.part)
+
+    # -- the four questions --------------------------------------------------------------------
+    def fits_now(self, job: Job, duration: float | None = None) -> Alloc | None:
+        demand = job.demand
+        length = job.estimate if duration is None else duration
+        tried = self._failed.get(demand)
+        if tried is not None and length >= tried:
+            return None
+        self._reach_to(self.now + length)
+        profile = self.profile
+        if profile is None:
+            alloc = place(self.parts, demand, self.work)
+        else:
+            alloc = profile.fits_now(demand, length)
+        if alloc is None:
+            self._failed[demand] = length if profile is not None else 0.0
+        return alloc
+
+    def take_now(self, job: Job, where: Any) -> None:
+        alloc: Alloc = where
+        self._failed.clear()
+        self.taken[job] = alloc
+        self.free -= int(alloc.cores.sum())
+        if self.profile is None:
+            if self._work is None:
+                self._work = self.machine.available.copy()
+            self._work.take(alloc)
+            self._ended.append((self.now + job.estimate, 1, alloc))
+        else:
+            self.profile.reserve(self.now, job.estimate, alloc)
+
+    def free_now(self, where: Any) -> bool:
+        return self.work.holds(where)
+
+    def earliest(
+        self, job: Job, duration: float | None = None, before: float = math.inf
+    ) -> tuple[float, Any | None]:
+        length = job.estimate if duration is None else duration
+        self._reach_to(self.now + length)
+        return self._plan().earliest(job.demand, length)
+
+    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+        length = job.estimate if duration is None else duration
+        self._plan().reserve(start, length, where)
+        self._failed.clear()  # (those tried before had no reservation to respect)
+
+    def _plan(self) -> NodeProfile:
+        if self.profile is None:
+            self.profile = self._profile(self._own_work(), self._reach)
+        return self.profile
+
+    def _own_work(self) -> Free:
+        if self._work is None:
+            self._work = self.machine.available.copy()
+        return self._work
+
+    def _profile(self, base: Free, reach: float) -> NodeProfile:
+        """The profile from ``base`` (what is free now; the profile changes it), the jobs
+        started in this pass before it, the running jobs' estimated ends, and the maintenance
+        windows that begin before ``reach``."""
+        now = self.now
+        changes = list(self._ended)
+        for down, up, alloc in self.machine.windows:
+            if down >= reach:
+                break
+            if up <= now:
+                continue
+            if down > now:
+                changes.append((down, -1, alloc))
+            changes.append((up, 1, alloc))  # (a window under way: its nodes come back then)
+        return NodeProfile(self.parts, now, base, changes, self.machine.releases)
+
+    def _reach_to(self, reach: float) -> None:
+        """Questions up to ``reach`` are to be answered: the windows that begin before it must
+        be in the plan."""
+        if reach <= self._reach:
+            return
+        windows = self.machine.windows
+        profile = self.profile
+        if profile is not None:
+            for down, up, alloc in windows:
+                if down >= reach:
+                    break
+                if down >= self._reach:  # (not yet in the profile)
+                    profile.reserve(down, up - down, alloc)
+        self._reach = reach
+        if profile is None and windows and windows[0][0] < reach:
+            self.profile = self._profile(self._own_work(), reach)
+
+    # -- plans kept from pass to pass --------------------------------------------------------------
+    def new_plan(self) -> NodePlan:
+        return NodePlan(self._profile(self.work.copy(), math.inf))
+
+    def carries(self, plan: Any) -> bool:
+        return False  # (the plan reads the running jobs as they were: made anew each pass)
+
+    # -- bounds ------------------------------------------------------------------------------------
+    def could_start_now(self, job: Job) -> bool:
+        return place(self.parts, job.demand, self.work) is not None
+
+    def first_release(self) -> float:
+        running = self.machine.running
+        first = running[0][0] if running else math.inf
+        for job in self.taken:
+            first = min(first, self.now + job.estimate)
+        for down, up, _ in self.machine.windows:
+            if down <= self.now < up:
+                first = min(first, up)
+        return first
+
+    def lower_bound(self, job: Job) -> float:
+        demand = job.demand
+        return max(self.now, self.machine.bound(demand.part, demand.cores))
+
+    # -- bulk operations ---------------------------------------------------------------------------
+    def start_prefix(self, jobs: Sequence[Job], started: list[Job]) -> int:
+        if self._resume(jobs) is not None:
+            return 0  # (the head did not fit then, and nothing changed since)
+        return super().start_prefix(jobs, started)
+
+    def start_fitting(
+        self, jobs: Sequence[Job], first: int, started: list[Job], blocked: set[int] | None = None
+    ) -> None:
+        kept = self._resume(jobs) if first == 0 else None
+        if kept is not None:
+            first = len(kept.order)
+            if blocked is not None:
+                blocked |= kept.blocked
+        taken = len(self.taken)
+        Resources.start_fitting(self, jobs, first, started, blocked)
+        self._keep(jobs, taken, blocked or set())
+
+    def backfill(
+        self,
+        jobs: Sequence[Job],
+        first: int,
+        started: list[Job],
+        size: np.ndarray | None = None,
+        estimate: np.ndarray | None = None,
+        appended_only: bool = False,
+    ) -> list[tuple[Job, float]]:
+        kept = self._resume(jobs) if first == 0 else None
+        blocked = self._blocked
+        if kept is not None:
+            first = len(kept.order)
+            blocked |= kept.blocked
+        taken = len(self.taken)
+        reserved: list[tuple[Job, float]] = []
+        for job in jobs[first:]:
+            where = self.fits_now(job)
+            if where is not None:
+                self.take_now(job, where)
+                started.append(job)
+                continue
+            part = self.part(job)
+            if part in blocked:
+                continue
+            blocked.add(part)
+            start, where = self.earliest(job)
+            if where is not None:
+                self.reserve(job, start, where)
+                reserved.append((job, start))
+        self._keep(jobs, taken, blocked)
+        return reserved
+
+    def _resume(self, jobs: Sequence[Job]) -> _Pass | None:
+        """Prepare to look at ``jobs`` (questions up to the longest estimate among them),
+        resuming the last pass if it started nothing and this one can (see the module
+        docstring): its plan and what it found become this pass's."""
+        if jobs is self._reach_of:
+            return self._resumed
+        self._reach_of = jobs
+        reach = self.now + max((job.estimate for job in jobs), default=0.0)
+        kept, self._last = self._last, None
+        if (
+            kept is None
+            or self.taken
+            or self.profile is not None
+            or not kept.resumes(jobs, reach, self.machine.changes)
+        ):
+            self._reach_to(reach)
+            return None
+        kept.profile.advance(self.now)
+        self.profile, self._work, self._ended = kept.profile, kept.work, kept.ended
+        self._reach, self._failed = kept.reach, kept.failed
+        self._resumed = kept
+        return kept
+
+    def _keep(self, jobs: Sequence[Job], taken: int, blocked: set[int]) -> None:
+        """Keep this pass for the next to resume, if it started nothing."""
+        if not self.taken and taken == 0 and self.profile is not None:
+            self._kept = _Pass(
+                list(jobs), self._reach, self.machine.changes, self.profile, self.work,
+                self._ended, set(blocked), self._failed,
+            )  # fmt: skip
+
+
+class NodePlan:
+    """A plan on nodes (:class:`~sitesim.engine.resources.Plan`): a
+    :class:`~sitesim.platform.profile.NodeProfile` with every maintenance window."""
+
+    __slots__ = ("profile",)
+
+    def __init__(self, profile: NodeProfile) -> None:
+        self.profile = profile
+
+    def earliest(self, job: Job, duration: float | None = None) -> tuple[float, Any | None]:
+        return self.profile.earliest(job.demand, job.estimate if duration is None else duration)
+
+    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+        self.profile.reserve(start, job.estimate if duration is None else duration, where)
+
+    def place(self, job: Job) -> tuple[float, Any | None]:
+        start, where = self.profile.earliest(job.demand, job.estimate)
+        if where is not None:
+            self.profile.reserve(start, job.estimate, where)
+        return start, where
+
+    def move_up(self, job: Job, start: float, where: Any) -> tuple[float, Any]:
+        moved = self.profile.earliest_on(where, job.estimate, start)
+        return self.earliest(job) if moved is None else (moved, where)
+
+    def advance(self, now: float) -> None:
+        self.profile.advance(now)
+
+
+class _Pass:
+    """What a pass that started nothing leaves for the next one to resume."""
+
+    __slots__ = ("blocked", "changes", "ended", "failed", "order", "profile", "reach", "work")
+
+    def __init__(
+        self,
+        order: list[Job],
+        reach: float,
+        changes: int,
+        profile: NodeProfile,
+        work: Free,
+        ended: list[tuple[float, int, Alloc]],
+        blocked: set[int],
+        failed: dict[Demand, float],
+    ) -> None:
+        self.order, self.reach, self.changes = order, reach, changes
+        self.profile, self.work, self.ended = profile, work, ended
+        self.blocked, self.failed = blocked, failed
+
+    def resumes(self, order: Sequence[Job], reach: float, changes: int) -> bool:
+        """True if the pass with ``order`` can resume this one."""
+        kept = self.order
+        n = len(kept)
+        return (
+            changes == self.changes
+            and reach <= self.reach
+            and len(order) >= n
+            and all(map(is_, order[:n], kept))
+        )

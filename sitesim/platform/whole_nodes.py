@@ -1,0 +1,420 @@
+"""The resources of a pass on nodes whose reservations hold whole nodes, as Slurm's backfill
+scheduler plans.
+
+Slurm's backfill scheduler plans on a map of the nodes available over time (the node-space map
+of its backfill plugin): the running jobs hold their cores, GPUs and memory until their time
+limits; a job it reserves takes its nodes whole, from its planned start to its planned end, and
+so does a maintenance window. A job may start now only on nodes that no reservation or window
+holds before it ends. :class:`WholeNodeResources` is that plan for one pass (the
+:class:`~sitesim.engine.resources.Resources` of a scheduler whose
+:attr:`~sitesim.engine.scheduler.Scheduler.reservations` are ``whole_nodes``, such as SLURM):
+
+- :meth:`~WholeNodeResources.fits_now`: where a job starts now, touching no window or
+  reservation;
+- :meth:`~WholeNodeResources.earliest`: a job's earliest start for a duration, and where: the
+  first time from now at which it fits on what is free then (free now, plus what the running
+  jobs, the jobs started in this pass and the windows under way have given back by then) on
+  nodes that no window or reservation (a *block*) holds during its run;
+- :meth:`~WholeNodeResources.lower_bound`: a time before which no plan of this pass can start
+  the job (the cores free in its partition as the running jobs end, blocks ignored).
+
+The earliest start is found by a sweep over time from the lower bound: what the partition's
+unblocked nodes could give the job (their free cores; on an exclusive partition, the cores of
+its idle nodes) rises as resources come back and falls as blocks begin. It is tracked in NumPy
+between the blocks' boundaries, and placement is tried only at the times it first covers the
+job: a necessary condition, so the placement, the exact test, runs once or a few times.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sitesim.engine.resources import Resources, Running
+from sitesim.platform.placement import Alloc, Demand, Free, place
+from sitesim.platform.profile import _add_rows
+
+if TYPE_CHECKING:
+    from sitesim.engine.job import Job
+    from sitesim.platform.machine import NodeMachine
+
+#: A partition's returns over time: times (ascending), nodes, what each gives the sweep, and
+#: what every node gives now (zero outside the partition).
+Returns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+class WholeNodeResources(Resources):
+    """The nodes as one pass plans on them, reservations holding whole nodes (see the module
+    docstring).
+
+    Args:
+        machine: the nodes.
+        now: the clock.
+
+    Attributes:
+        taken: where each job this pass started runs.
+    """
+
+    reservations = "whole_nodes"
+
+    def __init__(self, machine: NodeMachine, now: float) -> None:
+        self.machine, self.now, self.parts = machine, now, machine.parts
+        self.groups = self.parts.group
+        self.partitions = len(self.groups)
+        self.free = machine.free
+        self.taken: dict[Job, Alloc] = {}
+        #: Free now (the machine's own arrays until the first start of the pass copies them).
+        self.work: Free = machine.available
+        self._own = False
+        self.soonest = math.inf  # (the first end of a job started in this pass)
+        #: What comes back during the plan besides the running jobs, by time: the jobs started
+        #: in this pass, the nodes of the windows under way.
+        self._gives: list[tuple[float, Alloc]] = []
+        #: Whole nodes held over [start, end) (windows, reservations), by group of partitions;
+        #: and per node, the first start of a block holding it.
+        self._blocks: dict[int, _Blocks] = {}
+        self._first_block = np.full(len(self.parts.node_group), math.inf)
+        #: Per partition, the cores a plain demand can have now (see could_start_now).
+        self._usable: dict[int, int] = {}
+        #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
+        self._returns: dict[int, Returns] = {}
+        for down, up, alloc in machine.windows:  # (by start)
+            if up <= now:
+                continue
+            self._block(
+                down, up, alloc.nodes, set(self.parts.node_group[alloc.nodes].tolist()) - {-1}
+            )
+            if down <= now:  # (down now: its nodes come back whole at its end)
+                self._gives.append((up, alloc))
+        self._gives.sort(key=_first)
+
+    @property
+    def running(self) -> Running:
+        return [(end, jid, int(job.alloc.cores.sum())) for end, jid, job in self.machine.running]
+
+    def part(self, job: Job) -> int:
+        return int(job.demand.part)
+
+    # -- now ---------------------------------------------------------------------------------
+    def fits_now(self, job: Job, duration: float | None = None) -> Alloc | None:
+        end = self.now + (job.estimate if duration is None else duration)
+        return place(self.parts, job.demand, self._clear(end, job.demand))
+
+    def could_start_now(self, job: Job) -> bool:
+        demand = job.demand
+        if demand.nodes or demand.gpus or demand.memory:
+            return place(self.parts, demand, self.work) is not None
+        # a plain demand (cores only) fits if its partition has as many cores free (shared) or
+        # on idle nodes (exclusive): placement takes them node after node
+        part = demand.part
+        usable = self._usable.get(part)
+        if usable is None:
+            parts = self.parts
+            free = self.work.cores[parts.select[part]]
+            if parts.exclusive[part]:
+                capacity = parts._caps[part][0]
+                usable = int(capacity[free == capacity].sum())
+            else:
+                usable = int(free.sum())
+            self._usable[part] = usable
+        return demand.cores <= usable
+
+    def free_now(self, where: Any) -> bool:
+        return self.work.holds(where)
+
+    def first_release(self) -> float:
+        running = self.machine.running
+        first = min(running[0][0], self.soonest) if running else self.soonest
+        return min(first, self._gives[0][0]) if self._gives else first
+
+    def take_now(self, job: Job, where: Any) -> None:
+        alloc: Alloc = where
+        self.taken[job] = alloc
+        self.free -= int(alloc.cores.sum())
+        end = self.now + job.estimate
+        if not self._own:
+            self.work, self._own = self.work.copy(), True
+        self.work.take(alloc)
+        self.soonest = min(self.soonest, end)
+        self._gives.insert(bisect_right(self._gives, end, key=_first), (end, alloc))
+        self._returns.clear()
+        self._usable.clear()
+
+    def _clear(self, end: float, demand: Demand) -> Free:
+        """Free now on the nodes no block holds before ``end`` (what placing ``demand``
+        reads: cores, and GPUs and memory if it asks for them on shared nodes)."""
+        held = self._first_block < end
+        if not held.any():
+            return self.work
+        if demand.gpus or demand.memory:
+            return _without(self.work, held)
+        cores = self.work.cores.copy()
+        cores[held] = 0
+        return Free(cores, self.work.gpus, self.work.memory)
+
+    # -- the plan ----------------------------------------------------------------------------
+    def lower_bound(self, job: Job) -> float:
+        """No plan of this pass starts ``job`` before this time."""
+        demand = job.demand
+        return max(self.now, self.machine.bound(demand.part, demand.cores))
+
+    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+        alloc: Alloc = where
+        end = start + (job.estimate if duration is None else duration)
+        self._block(start, end, alloc.nodes, {int(self.parts.node_group[alloc.nodes[0]])})
+
+    def _block(self, start: float, end: float, nodes: np.ndarray, groups: set[int]) -> None:
+        """Hold ``nodes`` whole over ``[start, end)`` in the plan of each of ``groups``."""
+        for group in groups:
+            blocks = self._blocks.get(group)
+            if blocks is None:
+                blocks = self._blocks[group] = _Blocks()
+            blocks.add(start, end, nodes)
+        np.minimum.at(self._first_block, nodes, start)
+
+    def earliest(
+        self, job: Job, duration: float | None = None, before: float = math.inf
+    ) -> tuple[float, Alloc | None]:
+        demand = job.demand
+        duration = job.estimate if duration is None else duration
+        now = self.now
+        alloc = place(self.parts, demand, self._clear(now + duration, demand))
+        if alloc is not None:
+            return now, alloc
+        first = self.lower_bound(job)
+        if first >= before:
+            return math.inf, None  # (not before ``before``; never if inf)
+        blocks = self._blocks.get(self.groups[demand.part]) or _Blocks()
+        return _Sweep(self, demand, duration, first, blocks, before).run()
+
+    def _returns_of(self, part: int) -> Returns:
+        """What partition ``part``'s nodes give the sweep over time. On a shared partition,
+        cores: each node's free cores now, then each return of the running jobs and of this
+        pass. On an exclusive one, whole idle nodes: a node's cores once nothing holds any of
+        its resources (its last return; now if idle now; never if down with no known
+        return)."""
+        found = self._returns.get(part)
+        if found is not None:
+            return found
+        parts, work = self.parts, self.work
+        member = parts.member[part]
+        ends, nodes, cores, _, _ = self.machine.releases.by_end()
+        inside = member[nodes]
+        ends, nodes, cores = ends[inside], nodes[inside], cores[inside]
+        if self._gives:
+            more = [(t, a.nodes, a.cores) for t, a in self._gives]
+            ends = np.concatenate([ends, *[np.full(len(n), t) for t, n, _ in more]])
+            nodes = np.concatenate([nodes, *[n for _, n, _ in more]])
+            cores = np.concatenate([cores, *[c for _, _, c in more]])
+            inside = member[nodes]
+            ends, nodes, cores = ends[inside], nodes[inside], cores[inside]
+            order = np.argsort(ends, kind="stable")
+            ends, nodes, cores = ends[order], nodes[order], cores[order]
+        base = np.where(member, work.cores, 0)
+        if parts.exclusive[part]:
+            capacity = parts.platform.cores
+            n = len(member)
+            total = work.cores + np.bincount(nodes, cores, n).astype(np.int64)
+            last = np.full(n, -math.inf)
+            np.maximum.at(last, nodes, ends)
+            idle = member & (work.cores == capacity)
+            later = np.flatnonzero(member & ~idle & (total == capacity))
+            nodes = later[np.argsort(last[later], kind="stable")]
+            ends, cores = last[nodes], capacity[nodes]
+            base = np.where(idle, capacity, 0)
+        found = self._returns[part] = (ends, nodes, cores, base)
+        return found
+
+    def _walk(self) -> Callable[[float], Free]:
+        """The resources free at ascending times (one state, updated in place)."""
+        state = self.work.copy()
+        table = self.machine.releases.by_end()
+        gives = self._gives
+        done = [0, 0]  # rows of the table, entries of gives, applied
+
+        def at(t: float) -> Free:
+            k = int(np.searchsorted(table[0], t, side="right"))
+            if k > done[0]:
+                _add_rows(state, table[1:], done[0], k)
+                done[0] = k
+            while done[1] < len(gives) and gives[done[1]][0] <= t:
+                state.give(gives[done[1]][1])
+                done[1] += 1
+            return state
+
+        return at
+
+
+class _Sweep:
+    """The earliest start of ``demand`` for ``duration`` seconds, from ``first`` on."""
+
+    def __init__(
+        self,
+        plan: WholeNodeResources,
+        demand: Demand,
+        duration: float,
+        first: float,
+        blocks: _Blocks,
+        before: float,
+    ) -> None:
+        self.plan, self.demand, self.duration, self.blocks = plan, demand, duration, blocks
+        times, nodes, gains, base = plan._returns_of(demand.part)
+        end = int(np.searchsorted(times, before))  # (no start from ``before`` on is wanted)
+        self.times, self.nodes, self.gains = times[:end], nodes[:end], gains[:end]
+        self.before = before
+        self.need = demand.cores
+        #: What each node gives at the sweep's time, and how many blocks hold it.
+        self.have = base.copy()
+        self.held = np.zeros(len(base), dtype=np.int64)
+        self.first = first
+        #: The cores of ``have`` are what is free on the partition's nodes, all placement
+        #: reads, unless the job asks for GPUs or memory on shared nodes.
+        self.cores_only = plan.parts.exclusive[demand.part] or not (demand.gpus or demand.memory)
+        self.state_at: Callable[[float], Free] | None = None
+        self.free_now = plan.work.cores > 0  # (a reservation takes nodes busy now first)
+
+    def run(self) -> tuple[float, Alloc | None]:
+        first, d = self.first, self.duration
+        times = self.times
+        i = int(np.searchsorted(times, first, side="right"))
+        self._add(0, i)
+        # blocks held over [first, first + d) now; the others begin (for starts after
+        # start - d) or end (for starts from end on) during the sweep, at the same time ends
+        # first
+        blocks = self.blocks
+        starts, ends = blocks.arrays()
+        live = np.flatnonzero(ends > first)
+        now_held = starts[live] < first + d
+        if now_held.any():
+            held = [blocks.nodes[k] for k in live[now_held].tolist()]
+            every = held[0] if len(held) == 1 else np.concatenate(held)
+            self.held += np.bincount(every, minlength=len(self.held))
+        later = live[~now_held]
+        times_at = np.concatenate([starts[later] - d, ends[live]])
+        begins = np.concatenate([np.ones(len(later), np.int64), np.zeros(len(live), np.int64)])
+        which = np.concatenate([later, live])
+        order = np.lexsort((begins, times_at))
+        edges = zip(
+            times_at[order].tolist(), begins[order].tolist(), which[order].tolist(), strict=True
+        )
+        self.total = int(self.have[self.held == 0].sum())
+        if self.total >= self.need and (alloc := self._try(first)) is not None:
+            return first, alloc
+        for at, begin, k in edges:
+            if at >= self.before:
+                break
+            nodes = blocks.nodes[k]
+            if begin:  # (held for starts after ``at``: the returns up to it come first)
+                hi = int(np.searchsorted(times, at, side="right"))
+                if (found := self._scan(i, hi)) is not None:
+                    return found
+                i = hi
+                newly = nodes[self.held[nodes] == 0]
+                self.total -= int(self.have[newly].sum())
+                self.held[nodes] += 1
+                continue
+            hi = int(np.searchsorted(times, at, side="left"))  # (free again from ``at`` on)
+            if (found := self._scan(i, hi)) is not None:
+                return found
+            self.held[nodes] -= 1
+            freed = nodes[self.held[nodes] == 0]
+            self.total += int(self.have[freed].sum())
+            i, hi = hi, int(np.searchsorted(times, at, side="right"))
+            self.total += self._add(i, hi)
+            i = hi
+            if self.total >= self.need and (alloc := self._try(at)) is not None:
+                return at, alloc
+        found = self._scan(i, len(times))
+        return found if found is not None else (math.inf, None)
+
+    def _add(self, lo: int, hi: int) -> int:
+        """Apply the returns ``lo:hi``; what the unblocked nodes gain."""
+        if hi <= lo:
+            return 0
+        nodes, gains = self.nodes[lo:hi], self.gains[lo:hi]
+        if hi - lo > 64:
+            self.have += np.bincount(nodes, gains, len(self.have)).astype(np.int64)
+        else:
+            np.add.at(self.have, nodes, gains)
+        return int(gains[self.held[nodes] == 0].sum())
+
+    def _scan(self, lo: int, hi: int) -> tuple[float, Alloc] | None:
+        """The returns ``lo:hi`` under the same blocks: try each time at which the unblocked
+        nodes first cover the job (and later ones while placement fails)."""
+        if hi <= lo:
+            return None
+        times = self.times[lo:hi]
+        unblocked = self.gains[lo:hi] * (self.held[self.nodes[lo:hi]] == 0)
+        cumulative = self.total + np.cumsum(unblocked)
+        j = int(np.searchsorted(cumulative, self.need))
+        done = 0
+        while j < hi - lo:
+            t = float(times[j])
+            k = int(np.searchsorted(times, t, side="right"))  # (every return at t)
+            self._add(lo + done, lo + k)
+            done = k
+            self.total = int(cumulative[k - 1])
+            alloc = self._try(t)
+            if alloc is not None:
+                return t, alloc
+            j = k
+        self._add(lo + done, hi)
+        self.total = int(cumulative[-1])
+        return None
+
+    def _try(self, t: float) -> Alloc | None:
+        """Place the job at ``t`` on what is free then, off the blocked nodes."""
+        plan = self.plan
+        blocked = self.held > 0
+        if self.cores_only:
+            cores = self.have.copy()
+            cores[blocked] = 0
+            state = Free(cores, plan.work.gpus, plan.work.memory)
+        else:
+            if self.state_at is None:
+                self.state_at = plan._walk()
+            state = self.state_at(t)
+            if blocked.any():
+                state = _without(state, blocked)
+        return place(plan.parts, self.demand, state, self.free_now)
+
+
+def _without(state: Free, held: np.ndarray) -> Free:
+    """A copy of ``state`` with nothing free where ``held`` (a mask over the nodes)."""
+    out = state.copy()
+    out.cores[held] = 0
+    out.gpus[held] = 0
+    out.memory[held] = 0
+    return out
+
+
+class _Blocks:
+    """Blocks (whole nodes held over ``[start, end)``) in the order they were made."""
+
+    __slots__ = ("_arrays", "ends", "nodes", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+        self.nodes: list[np.ndarray] = []
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    def add(self, start: float, end: float, nodes: np.ndarray) -> None:
+        self.starts.append(start)
+        self.ends.append(end)
+        self.nodes.append(nodes)
+        self._arrays = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The starts and ends as arrays."""
+        if self._arrays is None:
+            self._arrays = (np.array(self.starts, dtype=float), np.array(self.ends, dtype=float))
+        return self._arrays
+
+
+def _first(entry: tuple[float, Alloc]) -> float:
+    return entry[0]

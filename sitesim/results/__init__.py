@@ -1,0 +1,1 @@
+"""What a run leaves: text tables, run folders, figures and time series."""

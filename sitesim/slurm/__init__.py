@@ -1,0 +1,1 @@
+"""Slurm's policies and files: slurm.conf and sacctmgr, multifactor priority, fairshare, QOS."""

@@ -1,0 +1,1 @@
+"""Workloads: SWF traces, profiles, distributions, and the analysis of user behaviour."""
