@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sitesim.platform import Platform
-from sitesim.slurm_conf import read_slurm_conf
-from sitesim.swf import COLUMN, SWFTrace
+from sitesim.platform.description import Platform
+from sitesim.slurm.conf import read_slurm_conf
+from sitesim.workload.swf import COLUMN, SWFTrace
 from validation.slurm.compare import compare_case, summary_table
 from validation.slurm.records import (
     SACCT_FIELDS,
@@ -24,7 +24,7 @@ from validation.slurm.records import (
     recorded_runs,
     sacct_from_scontrol,
 )
-from validation.slurm.replay import numbered_assoc, renumber_partitions
+from validation.slurm.replay import renumber_partitions
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_real"
 
@@ -82,21 +82,3 @@ def test_partitions_are_renumbered_by_name_for_the_slurm_conf():
     assert out.data[:, COLUMN["partition"]].tolist() == [2, 1, -1]  # batch is the conf's 1st
     with pytest.raises(ValueError, match="debug"):
         renumber_partitions(trace, ["short", "debug"], platform)
-
-
-def test_association_users_are_renamed_to_the_numbers_of_the_trace():
-    listing = (
-        "Cluster|Account|User|Share|ParentName\n"
-        "harness|root|root|1|\n"
-        "harness|a1||1|root\n"
-        "harness|a1|simu1|1|\n"
-        "harness|a1|simu3|1|\n"
-        "harness|a2|simu2|1|\n"
-    )
-    out = numbered_assoc(listing, ["simu2", "simu1"])  # (simu3 submitted nothing)
-    assert out.splitlines()[1:] == [
-        "harness|root|root|1|",
-        "harness|a1||1|root",
-        "harness|a1|u2|1|",
-        "harness|a2|u1|1|",
-    ]

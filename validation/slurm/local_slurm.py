@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, TracebackType
 
-from sitesim.slurm_conf import expand_hostlist
+from sitesim.slurm.conf import expand_hostlist
 from validation.slurm.records import parse_sacct
 
 #: The file that marks a folder as the harness's (only such a folder is ever emptied).

@@ -5,17 +5,14 @@ In process, what these commands do::
 
     sitesim convert run1/sacct.txt -o jobs.swf --mapping names.json
     sitesim replay jobs.swf --platform slurm.conf -s SLURM --param conf=slurm.conf \\
-        [--param assoc=assoc.txt]
+        [--param assoc=assoc.txt --param mapping=names.json]
 
-with two translations the commands leave to their user:
+with one translation the commands leave to their user:
 
 - **partitions**: ``sitesim convert`` numbers partitions by first submission, and a replay on
   a slurm.conf platform maps SWF partition number k to the file's k-th partition (by
   :meth:`~sitesim.platform.Platform.swf_number`); the jobs' numbers are rewritten by name so
-  each job runs in the partition it ran in;
-- **users**: ``sitesim convert`` numbers users by first submission, and the SLURM scheduler
-  reads a sacctmgr listing's user ``u12`` as user 12; the listing's user names are rewritten to
-  the numbers the trace gives them (``names.json``).
+  each job runs in the partition it ran in.
 """
 
 from __future__ import annotations
@@ -27,14 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from sitesim.config import ReplayConfig
+from sitesim.engine.site import SiteResult
 from sitesim.formats.sacct import read_sacct
-from sitesim.platform import Platform
+from sitesim.platform.description import Platform
+from sitesim.runs.config import ReplayConfig
+from sitesim.runs.replay import run_replay
 from sitesim.schedulers.slurm import SlurmConfigWarning
-from sitesim.site import SiteResult
-from sitesim.slurm_conf import read_slurm_conf
-from sitesim.swf import COLUMN, SWFTrace, write_swf
-from sitesim.trace_replay import run_replay
+from sitesim.slurm.conf import read_slurm_conf
+from sitesim.workload.names import mapping_json
+from sitesim.workload.swf import COLUMN, SWFTrace, write_swf
 from validation.slurm.agreement import Schedule
 from validation.slurm.records import RecordedRun, parse_sacct
 
@@ -92,26 +90,6 @@ def renumber_partitions(trace: SWFTrace, names: list[str], platform: Platform) -
     return dataclasses.replace(trace, data=data)
 
 
-def numbered_assoc(text: str, users: list[str]) -> str:
-    """A ``sacctmgr show assoc --parsable2`` listing with each user name replaced by ``u`` and
-    the user's number in the trace (``users``: the names in number order); Slurm's own
-    ``root`` user stays, and a user without jobs is left out (it has no number)."""
-    number = {name: k + 1 for k, name in enumerate(users)}
-    rows = text.splitlines()
-    header = rows[0].split("|")
-    user = header.index("User")
-    out = [rows[0]]
-    for row in rows[1:]:
-        fields = row.split("|")
-        name = fields[user]
-        if name and name != "root":
-            if name not in number:
-                continue
-            fields[user] = f"u{number[name]}"
-        out.append("|".join(fields))
-    return "\n".join(out) + "\n"
-
-
 def replay(run: RecordedRun, params: dict[str, str] | None = None) -> Replayed:
     """Replay ``run`` in sitesim under SLURM with its slurm.conf (and its associations);
     ``params`` adds or overrides scheduler parameters.
@@ -130,9 +108,9 @@ def replay(run: RecordedRun, params: dict[str, str] | None = None) -> Replayed:
         write_swf(swf, trace.data, trace.header)
         scheduler_params: dict[str, str] = {"conf": str(run.conf)}
         if run.assoc is not None:
-            assoc = Path(scratch) / "assoc.txt"
-            assoc.write_text(numbered_assoc(run.assoc.read_text(), converted.names["users"]))
-            scheduler_params["assoc"] = str(assoc)
+            mapping = Path(scratch) / "names.json"
+            mapping.write_text(mapping_json(converted.names))
+            scheduler_params |= {"assoc": str(run.assoc), "mapping": str(mapping)}
         scheduler_params |= params or {}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SlurmConfigWarning)
