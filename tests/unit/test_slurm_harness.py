@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitesim.slurm_conf import expand_hostlist
+from sitesim.slurm.conf import expand_hostlist
 from validation.slurm.local_slurm import Node, node_lines
 from validation.slurm.records import SACCT_FIELDS, kept_scontrol, parse_sacct, sacct_from_scontrol
 from validation.slurm.workload import SleepJob, read_workload
