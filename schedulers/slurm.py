@@ -5,7 +5,9 @@ Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
 1. **The main scheduler**: pending jobs in priority order (multifactor priority, then submit
    time, then job id: :mod:`sitesim.slurm.multifactor`), at most ``default_queue_depth`` of them;
    each starts if it fits now; the first that does not fit blocks its partition (the jobs of
-   that partition behind it wait with reason ``Priority``). A job held by a QOS limit is
+   that partition behind it wait with reason ``Priority``) and its partition's nodes for the
+   rest of the pass (a job of a partition sharing them starts on the others only:
+   src/slurmctld/job_scheduler.c:1985-1992 in Slurm 22.05.8). A job held by a QOS limit is
    passed over with its reason (``QOSMaxJobsPerUserLimit``, ``QOSGrpCpuLimit``, ...).
 2. **The backfill scheduler**, every ``bf_interval`` seconds (0: every pass): the pending jobs
    again in priority order, at most ``bf_max_job_test`` of them and ``bf_max_job_user`` per
@@ -13,13 +15,18 @@ Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
    limits free them and the reservations made so far in the cycle allow; a job whose start is
    now starts; a later one gets a reservation if its start is within ``bf_window`` and its
    partition has had fewer than ``bf_job_part_count_reserve`` (0: any number) reservations in
-   this cycle. Times are planned in steps of ``bf_resolution``: each job's time limit is
-   rounded up to a whole number of steps.
+   this cycle. As in Slurm 22.05.8 (src/plugins/sched/backfill/backfill.c), a job is tested
+   with its exact time limit; a reservation's start and end are rounded *down* to multiples of
+   ``bf_resolution`` on the clock, and it lasts one step at least (backfill.c:2857-2864 and
+   3298-3299); a job that would end exactly when a reservation begins collides with it
+   (``node_space[j].begin_time <= end_time``, backfill.c:2417).
 
-Limiting cases (checked by property tests): with one partition, a backfill cycle at every pass
-and ``bf_job_part_count_reserve=1`` (and no other limit) the schedule is EASY's in the same
-priority order; with no limit at all it is conservative backfilling's (jobs that end at their
-time limits; conservative compresses its schedule in another order when jobs end early).
+Limiting cases (checked by property tests), with reservations as EASY and conservative
+backfilling make them (exact and half-open: :meth:`SLURM._enter`): with one partition, a
+backfill cycle at every pass and ``bf_job_part_count_reserve=1`` (and no other limit) the
+schedule is EASY's in the same priority order; with no limit at all it is conservative
+backfilling's (jobs that end at their time limits; conservative compresses its schedule in
+another order when jobs end early).
 
 Fairshare usage and priorities are recomputed every ``PriorityCalcPeriod`` (0: at every pass);
 a job's priority factors, its last pending reason and the scheduler that started it are kept
@@ -134,6 +141,10 @@ class SLURM(Scheduler):
             ``users``: :meth:`~sitesim.slurm.associations.Associations.named`).
         qos: the output of ``sacctmgr show qos --parsable2`` (default: one QOS, ``normal``,
             without limits).
+        time_zero: the Unix time of the run's time 0 (a trace's ``UnixStartTime``): Slurm
+            rounds its backfill reservations to multiples of ``bf_resolution`` on the clock,
+            so where time 0 falls between two multiples moves them. Default 0 (time 0 on a
+            multiple).
     """
 
     name = "SLURM"
@@ -149,6 +160,7 @@ class SLURM(Scheduler):
         accounts: str | Mapping[str, Any] | None = None,
         qos: str | None = None,
         mapping: str | None = None,
+        time_zero: float = 0.0,
         PriorityWeightAge: int | None = None,
         PriorityWeightFairshare: int | None = None,
         PriorityWeightJobSize: int | None = None,
@@ -177,6 +189,7 @@ class SLURM(Scheduler):
             "conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos, "mapping": mapping
         }  # fmt: skip
         self._given = given
+        self.time_zero = float(time_zero)
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
         #: What the configuration files hold that sitesim does not model, each once.
@@ -217,6 +230,8 @@ class SLURM(Scheduler):
             for q in self.qos.values()
         )
         self.multifactor: Multifactor | None = None  # (known once the machine is: on_site)
+        #: Per partition: whether it shares nodes with another.
+        self._shared: list[bool] = [False]
         self._on_nodes = False
         self._node_cores: list[int] = []
         #: Per waiting job: the weighted sum of its static factors, and each of them.
@@ -302,7 +317,8 @@ class SLURM(Scheduler):
         """The files and every setting given, in Slurm's units, also one equal to Slurm's
         default (it wins over ``conf``, whose settings are read from it again)."""
         files = {key: value for key, value in self._files.items() if value is not None}
-        return {**files, **self.settings.in_slurm_units(self._given)}
+        clock = {"time_zero": self.time_zero} if self.time_zero else {}
+        return {**files, **clock, **self.settings.in_slurm_units(self._given)}
 
     def on_site(self, machine: Any) -> None:
         platform = machine.platform or Platform.processors(machine.procs)
@@ -333,6 +349,11 @@ class SLURM(Scheduler):
             partition_tres=dict(enumerate(partitions)),
         )
         self._on_nodes = not platform.is_processors
+        member = [np.isin(np.arange(platform.nodes), p.nodes) for p in platform.partitions]
+        self._shared = [
+            any((mine & other).any() for j, other in enumerate(member) if j != k)
+            for k, mine in enumerate(member)
+        ]
 
     def _parts(self, job: Job) -> tuple[int, int, int, int]:
         """What the job holds: nodes, cores, GPUs, memory (MB). Without a node count, the
@@ -495,6 +516,8 @@ class SLURM(Scheduler):
         no_fit = self._no_fit
         started: list[tuple[Job, Any]] = []
         blocked: set[int] = set()
+        groups = res.groups
+        withheld: set[int] = set()  # (the groups of the blocked partitions that share nodes)
         tested = 0
         queue = self.queue
         for k, job in enumerate(queue):
@@ -509,10 +532,16 @@ class SLURM(Scheduler):
             if self._limits and (why := self._held(job)) is not None:
                 self._reason[job] = why
                 continue
-            alloc = None if job in no_fit else res.fits_now(job)
+            if groups[part] in withheld:  # (not on the nodes of a blocked partition)
+                alloc = res.fits_now_outside(job, blocked)
+            else:
+                alloc = None if job in no_fit else res.fits_now(job)
+                if alloc is None:
+                    no_fit.add(job)
             if alloc is None:
-                no_fit.add(job)
                 blocked.add(part)
+                if self._shared[part]:
+                    withheld.add(groups[part])
                 self._reason[job] = "Resources"
                 if blocked.issuperset(self._waiting_parts()):  # (the rest wait behind them)
                     self._reason.update(dict.fromkeys(islice(queue, k + 1, None), "Priority"))
@@ -593,17 +622,17 @@ class SLURM(Scheduler):
 
         Reservations are placed lazily, to the same plan: nothing a cycle plans outlives it,
         and a reservation matters only to the jobs after it that could start now on nodes of
-        its group of partitions (``res.groups``: groups share no nodes) and run past its start,
-        which is no earlier than its lower bound (``res.lower_bound``). So when a job comes
-        that could start now, the reservations of its group wait for are placed in order
-        while it still fits clear of them and runs past the lowest bound of those left; once
+        its group of partitions (``res.groups``: groups share no nodes) and run up to its start,
+        which is no earlier than its lower bound (``res.lower_bound``) rounded down to
+        ``bf_resolution``. So when a job comes that could start now, the reservations of its
+        group wait for are placed in order while it still fits clear of them and runs up to
+        the lowest rounded bound of those left; once
         it no longer fits, more reservations cannot make it fit. A job whose bound lies beyond
         ``bf_window`` gets no reservation and is not placed at all.
         """
         s = self.settings
         self._cycles += 1
         done = {job for job, _ in started}
-        step = s.bf_resolution
         horizon = now + s.bf_window
         tested = 0
         per_user: Counter[int] = Counter()
@@ -630,7 +659,7 @@ class SLURM(Scheduler):
             if self._limits and (why := self._held(job)) is not None:
                 self._reason[job] = why
                 continue
-            duration = math.ceil(job.estimate / step) * step
+            duration = job.estimate
             demand = job.demand
             group = 0 if demand is None else groups[demand.part]
             ahead = waiting.get(group)
@@ -639,7 +668,7 @@ class SLURM(Scheduler):
                 where = (
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )
-                while where is not None and ahead is not None and now + duration > ahead.lowest():
+                while where is not None and ahead is not None and now + duration >= ahead.lowest():
                     earlier, length = ahead.pop()
                     if self._reserve(earlier, length, horizon, res, reserved):
                         where = res.fits_now(job, duration)
@@ -657,7 +686,7 @@ class SLURM(Scheduler):
             if bound < horizon:  # (else no reservation, whatever the plan)
                 if ahead is None:
                     ahead = waiting[group] = _Waiting()
-                ahead.push(job, duration, bound)
+                ahead.push(job, duration, self._round_down(bound))
         self._dirty = limit_hit and len(started) > starts_before
 
     def _bound(self, res: Resources, job: Job) -> float:
@@ -675,8 +704,24 @@ class SLURM(Scheduler):
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
         reserved[part] += 1
-        res.reserve(job, start, where, duration)
+        self._enter(res, job, start, where, duration)
         return True
+
+    def _enter(self, res: Resources, job: Job, start: float, where: Any, duration: float) -> None:
+        """Reserve ``where`` for ``job``, planned to start at ``start`` and run ``duration``
+        seconds, as Slurm 22.05.8 enters it in its plan: start and end rounded down to
+        multiples of ``bf_resolution`` on the clock (src/plugins/sched/backfill/backfill.c:
+        2857-2864), one step at least (backfill.c:3298-3299), and closed at its start (a job
+        ending then collides with it: backfill.c:2417)."""
+        begin = self._round_down(start)
+        end = max(self._round_down(start + duration), begin + self.settings.bf_resolution)
+        res.reserve(job, begin, where, end - begin, closed=True)
+
+    def _round_down(self, t: float) -> float:
+        """``t`` rounded down to a multiple of ``bf_resolution`` on the clock (time 0 is
+        ``time_zero`` on it)."""
+        step, zero = self.settings.bf_resolution, self.time_zero
+        return (t + zero) // step * step - zero
 
     # -- QOS ---------------------------------------------------------------------------------
     def _qos_name(self, job: Job) -> str:

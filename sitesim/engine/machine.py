@@ -202,8 +202,16 @@ class ProcessorResources(Resources):
         length = job.estimate if duration is None else duration
         return self._profile().earliest(job.size, length), job.size
 
-    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
-        self._profile().take(start, where, job.estimate if duration is None else duration)
+    def reserve(
+        self,
+        job: Job,
+        start: float,
+        where: Any,
+        duration: float | None = None,
+        closed: bool = False,
+    ) -> None:
+        length = job.estimate if duration is None else duration
+        self._profile().take(start, where, length, closed)
 
     def _profile(self) -> AvailabilityProfile:
         profile = self.profile

@@ -115,6 +115,12 @@ class Resources:
         """``job`` starts now on ``where`` (it holds it until its estimated end)."""
         raise NotImplementedError
 
+    def fits_now_outside(self, job: Job, parts: set[int]) -> Any | None:
+        """:meth:`fits_now` on the nodes of no partition in ``parts`` (Slurm's main scheduler
+        keeps a partition's nodes from the rest of its pass once a job of it cannot start);
+        asked only of plans on nodes whose reservations hold whole nodes."""
+        raise NotImplementedError
+
     def free_now(self, where: Any) -> bool:
         """True if ``where`` is free now (what this pass started holds its resources)."""
         raise NotImplementedError
@@ -127,9 +133,18 @@ class Resources:
         is not before ``before``, ``(inf, None)`` may be returned instead."""
         raise NotImplementedError
 
-    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+    def reserve(
+        self,
+        job: Job,
+        start: float,
+        where: Any,
+        duration: float | None = None,
+        closed: bool = False,
+    ) -> None:
         """Hold ``where`` for ``job`` on ``[start, start + duration)`` in this pass's plan
-        (``duration``: its estimate if None)."""
+        (``duration``: its estimate if None). ``closed``: a job that would end exactly at
+        ``start`` collides with it too (as Slurm's backfill tests its reservations); only the
+        plans on processors and those holding whole nodes make them."""
         raise NotImplementedError
 
     # -- plans kept from pass to pass --------------------------------------------------------------

@@ -126,7 +126,16 @@ class NodeResources(Resources):
         self._reach_to(self.now + length)
         return self._plan().earliest(job.demand, length)
 
-    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+    def reserve(
+        self,
+        job: Job,
+        start: float,
+        where: Any,
+        duration: float | None = None,
+        closed: bool = False,
+    ) -> None:
+        if closed:
+            raise ValueError("exact reservations on nodes are half-open: closed=False only")
         length = job.estimate if duration is None else duration
         self._plan().reserve(start, length, where)
         self._failed.clear()  # (those tried before had no reservation to respect)

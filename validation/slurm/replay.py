@@ -5,9 +5,10 @@ In process, what these commands do::
 
     sitesim convert run1/sacct.txt -o jobs.swf --mapping names.json
     sitesim replay jobs.swf --platform slurm.conf -s SLURM --param conf=slurm.conf \\
-        [--param assoc=assoc.txt --param mapping=names.json]
+        --param time_zero=UNIXSTARTTIME [--param assoc=assoc.txt --param mapping=names.json]
 
-with one translation the commands leave to their user:
+with the trace's ``UnixStartTime`` as the clock of Slurm's rounding (``time_zero``), and one
+translation the commands leave to their user:
 
 - **partitions**: ``sitesim convert`` numbers partitions by first submission, and a replay on
   a slurm.conf platform maps SWF partition number k to the file's k-th partition (by
@@ -106,7 +107,9 @@ def replay(run: RecordedRun, params: dict[str, str] | None = None) -> Replayed:
     with tempfile.TemporaryDirectory(prefix="slurm-replay-") as scratch:
         swf = Path(scratch) / "jobs.swf"
         write_swf(swf, trace.data, trace.header)
-        scheduler_params: dict[str, str] = {"conf": str(run.conf)}
+        origin = trace.header_value("UnixStartTime")
+        assert origin is not None  # (sitesim convert writes it)
+        scheduler_params: dict[str, str] = {"conf": str(run.conf), "time_zero": origin}
         if run.assoc is not None:
             mapping = Path(scratch) / "names.json"
             mapping.write_text(mapping_json(converted.names))
