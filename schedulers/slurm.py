@@ -19,7 +19,11 @@ Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
    with its exact time limit; a reservation's start and end are rounded *down* to multiples of
    ``bf_resolution`` on the clock, and it lasts one step at least (backfill.c:2857-2864 and
    3298-3299); a job that would end exactly when a reservation begins collides with it
-   (``node_space[j].begin_time <= end_time``, backfill.c:2417).
+   (``node_space[j].begin_time <= end_time``, backfill.c:2417). On nodes, a reservation's
+   start is found as Slurm's backfill finds it
+   (:meth:`~sitesim.platform.whole_nodes.WholeNodeResources.slurm_start`), with Slurm's
+   estimate of when the running jobs give their resources back (:func:`will_run_releases`:
+   in groups, each at its last end).
 
 Limiting cases (checked by property tests), with reservations as EASY and conservative
 backfilling make them (exact and half-open: :meth:`SLURM._enter`): with one partition, a
@@ -53,6 +57,7 @@ from sitesim.engine.resources import Resources
 from sitesim.engine.scheduler import Observer
 from sitesim.errors import ConfigError
 from sitesim.platform.description import Platform
+from sitesim.platform.whole_nodes import WholeNodeResources
 from sitesim.slurm.accounts import AccountTable
 from sitesim.slurm.associations import Associations
 from sitesim.slurm.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
@@ -102,6 +107,41 @@ class _Waiting:
 
     def lowest(self) -> float:
         return self.lows[0] if self.lows else math.inf
+
+
+#: How often slurmctld's background thread wakes (src/slurmctld/controller.c:2006-2009: ten
+#: sleeps of 0.1 s), seconds.
+TICK = 1.0
+
+#: The first window of Slurm's start estimate (job_test.c:1971: ``time_window = 30``).
+WILL_RUN_WINDOW = 30.0
+
+
+def will_run_releases(ends: np.ndarray, time_zero: float = 0.0) -> np.ndarray:
+    """When Slurm's select plugin counts the running jobs' resources back in its estimate of
+    a pending job's start (``_will_run_test``, src/plugins/select/cons_common/job_test.c:
+    1966-2057 in Slurm 22.05.8), from their ends (ascending, time 0 at ``time_zero`` on the
+    clock). It takes them off in groups and tries the job after each: the first group is the
+    first end and every end up to 30 s after it rounded up to the next multiple of 30 s on the
+    clock (``end_time``); then the window doubles, at least once and until it reaches the next
+    end, and the next group is every end up to ``end_time`` plus the window. A job that fits
+    once a group is off starts at the group's last end: each end is released at it."""
+    out = np.empty_like(ends)
+    n = len(ends)
+    if not n:
+        return out
+    first = float(ends[0])
+    barrier = first + WILL_RUN_WINDOW - (first + time_zero) % WILL_RUN_WINDOW
+    window, i = WILL_RUN_WINDOW, 0
+    while i < n:
+        j = max(i + 1, int(np.searchsorted(ends, barrier + window, side="right")))
+        out[i:j] = ends[j - 1]
+        i = j
+        if i < n:
+            window *= 2
+            while ends[i] > barrier + window:
+                window *= 2
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -180,6 +220,7 @@ class SLURM(Scheduler):
         bf_resolution: float | None = None,
         bf_max_job_user: int | None = None,
         bf_job_part_count_reserve: int | None = None,
+        batch_sched_delay: float | None = None,
     ) -> None:
         super().__init__()
         given = {k: v for k, v in locals().items() if k in SETTINGS and v is not None}
@@ -190,6 +231,8 @@ class SLURM(Scheduler):
         }  # fmt: skip
         self._given = given
         self.time_zero = float(time_zero)
+        #: When the running jobs give back in a reservation's plan (Slurm's start estimate).
+        self._releases = self._will_run
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
         #: What the configuration files hold that sitesim does not model, each once.
@@ -244,6 +287,11 @@ class SLURM(Scheduler):
         self._held_group: Counter[tuple[str, str]] = Counter()  # (qos, tres)
         self._jobs_of_user: Counter[int] = Counter()  # waiting and running
         self._next_calc = -math.inf
+        #: The first submission since the main scheduler's last background pass (None: none),
+        #: that pass, and whether a job ended (or nodes changed) since the last main pass.
+        self._fresh: float | None = None
+        self._last_batch = -math.inf
+        self._ended = False
         self._dirty = True
         #: Something changed since the last pass (a job arrived or ended, nodes, the order).
         self._changed = True
@@ -409,6 +457,8 @@ class SLURM(Scheduler):
         )
         self._static[job] = (mf.static_part(js, pf, qf, tres), js, pf, qf, tres)
         self._priority[job] = self._compute(job, now)
+        if self._fresh is None:
+            self._fresh = now
         insort(self.queue, job, key=self._key)
         self._waits(job, True)
         self._dirty = self._changed = True
@@ -433,7 +483,7 @@ class SLURM(Scheduler):
     def job_ended(self, job: Job, now: float) -> None:
         self._stopped(job, now)
         self._jobs_of_user[job.user] -= 1
-        self._dirty = self._changed = True
+        self._dirty = self._changed = self._ended = True
 
     def withdraw(self, jobs: list[Job]) -> None:
         super().withdraw(jobs)
@@ -441,10 +491,10 @@ class SLURM(Scheduler):
             self._waits(job, False)
             self._forget(job)
             self._jobs_of_user[job.user] -= 1
-        self._dirty = self._changed = True
+        self._dirty = self._changed = self._ended = True
 
     def nodes_changed(self) -> None:
-        self._dirty = self._changed = True
+        self._dirty = self._changed = self._ended = True
         self._freed += 1
 
     def _forget(self, job: Job) -> None:
@@ -505,16 +555,59 @@ class SLURM(Scheduler):
         step = s.bf_interval
         # (cycles come every bf_interval from time 0; one with nothing new is not run)
         cycle_due = step == 0 or (step > 0 and self._dirty and now % step == 0)
-        if not self._changed and not cycle_due:
-            return []  # a pass of its own with nothing new: it would start nothing
-        self._changed = False
+        main_due = self._changed and self._main_due(now)
+        if not main_due and not cycle_due:
+            return []  # a pass with nothing new, or none of slurmctld's: it would start nothing
         if self._known_at != self._freed:  # (what did not fit may fit now)
             self._no_fit.clear()
             self._cannot.clear()
             self._too_many.clear()
             self._known_at = self._freed
-        no_fit = self._no_fit
         started: list[tuple[Job, Any]] = []
+        if main_due:
+            self._changed = False
+            self._main(now, res, started)
+        if cycle_due:
+            if self._any_fits(res):
+                self._backfill(now, res, started)
+            else:  # (a cycle in which no job fits on what is free starts nothing)
+                self._cycles += 1
+                self._dirty = False
+        elif started:
+            self._dirty = True
+        self._fits = self._any_fits(res)
+        return started
+
+    def _main_due(self, now: float) -> bool:
+        """Whether slurmctld runs its main scheduler now, noting it. With ``batch_sched_delay``
+        -1, at every pass. Else as Slurm 22.05.8 does: when a job has ended (its epilog's RPC
+        calls schedule(): src/slurmctld/proc_req.c:2032), and for the jobs submitted since
+        its background thread last ran it, at that thread's first tick (once a second:
+        controller.c:2006-2009) at least ``batch_sched_delay`` after then
+        (controller.c:2221-2236)."""
+        if self.settings.batch_sched_delay < 0:
+            return True
+        due, self._ended = self._ended, False
+        if self._fresh is not None and now >= self._batch_due():
+            self._fresh, self._last_batch, due = None, now, True
+        return due
+
+    def _batch_due(self) -> float:
+        """When the background thread runs the main scheduler for the jobs submitted since it
+        last did (:meth:`_main_due`)."""
+        assert self._fresh is not None
+        return max(self._fresh + TICK, self._last_batch + self.settings.batch_sched_delay)
+
+    def _new(self, job: Job, now: float) -> bool:
+        """True if ``job`` was submitted in this second and slurmctld's timing is modelled: a
+        batch job is never started at its submission (the RPC only queues it:
+        src/slurmctld/job_mgr.c:5496-5497)."""
+        return job.submit == now and self.settings.batch_sched_delay >= 0
+
+    def _main(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
+        """The main scheduler's pass (the module docstring), appending the jobs it starts."""
+        s = self.settings
+        no_fit = self._no_fit
         blocked: set[int] = set()
         groups = res.groups
         withheld: set[int] = set()  # (the groups of the blocked partitions that share nodes)
@@ -523,6 +616,10 @@ class SLURM(Scheduler):
         for k, job in enumerate(queue):
             if tested >= s.default_queue_depth:
                 break
+            if self._new(job, now):  # (seen by a later pass: the next for new jobs)
+                self._changed = True
+                self._fresh = now if self._fresh is None else self._fresh
+                continue
             demand = job.demand
             part = 0 if demand is None else demand.part
             if part in blocked:
@@ -550,16 +647,6 @@ class SLURM(Scheduler):
             res.take_now(job, alloc)
             self._started(job, now, "main")
             started.append((job, alloc))
-        if cycle_due:
-            if self._any_fits(res):
-                self._backfill(now, res, started)
-            else:  # (a cycle in which no job fits on what is free starts nothing)
-                self._cycles += 1
-                self._dirty = False
-        elif started:
-            self._dirty = True
-        self._fits = self._any_fits(res)
-        return started
 
     def _could_start_now(self, res: Resources, job: Job) -> bool:
         """``res.could_start_now``, remembering the demands that cannot until something is
@@ -643,10 +730,13 @@ class SLURM(Scheduler):
         #: plan only holds more as the cycle goes on).
         rejected: dict[tuple[int, Any], float] = {}
         bounds: dict[tuple[int, Any], float] = {}  # (by demand: the same all cycle)
-        limit_hit = False
+        limit_hit = new = False
         starts_before = len(started)
         for job in self.queue:
             if job in done:
+                continue
+            if self._new(job, now):  # (not seen until the next cycle)
+                new = True
                 continue
             if tested >= s.bf_max_job_test:
                 limit_hit = True
@@ -687,7 +777,7 @@ class SLURM(Scheduler):
                 if ahead is None:
                     ahead = waiting[group] = _Waiting()
                 ahead.push(job, duration, self._round_down(bound))
-        self._dirty = limit_hit and len(started) > starts_before
+        self._dirty = new or (limit_hit and len(started) > starts_before)
 
     def _bound(self, res: Resources, job: Job) -> float:
         """No plan of this cycle starts ``job`` before this time (``res.lower_bound``)."""
@@ -698,7 +788,7 @@ class SLURM(Scheduler):
     ) -> bool:
         """Reserve ``job`` (which cannot start now) at its earliest start in the cycle's plan
         if one is due: within the window, under its partition's count. True if reserved."""
-        start, where = res.earliest(job, duration, horizon)
+        start, where = self._earliest(res, job, duration, horizon)
         limit = self.settings.bf_job_part_count_reserve
         part = self._part(job)
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
@@ -706,6 +796,17 @@ class SLURM(Scheduler):
         reserved[part] += 1
         self._enter(res, job, start, where, duration)
         return True
+
+    def _earliest(
+        self, res: Resources, job: Job, duration: float, horizon: float
+    ) -> tuple[float, Any]:
+        """The start of ``job`` (which cannot start now) in the cycle's plan, and where: on
+        nodes as Slurm's backfill plans it (:meth:`WholeNodeResources.slurm_start`, with
+        Slurm's estimate of when running jobs end); on processors the earliest, the running
+        jobs ending at their time limits."""
+        if isinstance(res, WholeNodeResources):
+            return res.slurm_start(job, duration, horizon, self._releases, self._round_down)
+        return res.earliest(job, duration, horizon)
 
     def _enter(self, res: Resources, job: Job, start: float, where: Any, duration: float) -> None:
         """Reserve ``where`` for ``job``, planned to start at ``start`` and run ``duration``
@@ -716,6 +817,9 @@ class SLURM(Scheduler):
         begin = self._round_down(start)
         end = max(self._round_down(start + duration), begin + self.settings.bf_resolution)
         res.reserve(job, begin, where, end - begin, closed=True)
+
+    def _will_run(self, ends: np.ndarray) -> np.ndarray:
+        return will_run_releases(ends, self.time_zero)
 
     def _round_down(self, t: float) -> float:
         """``t`` rounded down to a multiple of ``bf_resolution`` on the clock (time 0 is
@@ -807,6 +911,8 @@ class SLURM(Scheduler):
             wake = (math.floor(now / s.bf_interval) + 1) * s.bf_interval  # the next cycle
         if self._timed_priority and s.PriorityCalcPeriod > 0 and self._fits:
             wake = min(wake, self._next_calc)
+        if self._fresh is not None and s.batch_sched_delay >= 0:
+            wake = min(wake, self._batch_due())
         return wake
 
     def decision_records(self) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from sitesim.engine.event_queue import SiteEnvironment
 from sitesim.engine.profile import AvailabilityProfile, shadow_time
-from sitesim.engine.resources import Resources, Running
+from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.errors import JobStateError, SchedulerError, require
 
 if TYPE_CHECKING:
@@ -197,8 +197,14 @@ class ProcessorResources(Resources):
         return bool(where <= self.free)
 
     def earliest(
-        self, job: Job, duration: float | None = None, before: float = math.inf
+        self,
+        job: Job,
+        duration: float | None = None,
+        before: float = math.inf,
+        releases: Releases | None = None,
     ) -> tuple[float, Any | None]:
+        if releases is not None:
+            raise ValueError("processors count resources back at the estimated ends")
         length = job.estimate if duration is None else duration
         return self._profile().earliest(job.size, length), job.size
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sitesim.engine.resources import Resources, Running
+from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.platform.placement import Alloc, Demand, Free, place
 from sitesim.platform.profile import NodeProfile
 
@@ -120,8 +120,14 @@ class NodeResources(Resources):
         return self.work.holds(where)
 
     def earliest(
-        self, job: Job, duration: float | None = None, before: float = math.inf
+        self,
+        job: Job,
+        duration: float | None = None,
+        before: float = math.inf,
+        releases: Releases | None = None,
     ) -> tuple[float, Any | None]:
+        if releases is not None:
+            raise ValueError("exact plans on nodes count resources back at estimated ends")
         length = job.estimate if duration is None else duration
         self._reach_to(self.now + length)
         return self._plan().earliest(job.demand, length)

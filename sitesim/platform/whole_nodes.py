@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sitesim.engine.resources import Resources, Running
+from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.platform.placement import Alloc, Demand, Free, place
 from sitesim.platform.profile import _add_rows
 
@@ -88,6 +88,8 @@ class WholeNodeResources(Resources):
         self._usable: dict[int, int] = {}
         #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
         self._returns: dict[int, Returns] = {}
+        #: When the running jobs give back, from their ends (:meth:`earliest`'s ``releases``).
+        self._releases: Releases | None = None
         for down, up, alloc in machine.windows:  # (by start)
             if up <= now:
                 continue
@@ -212,8 +214,15 @@ class WholeNodeResources(Resources):
             np.minimum.at(self._first_block, nodes, start)
 
     def earliest(
-        self, job: Job, duration: float | None = None, before: float = math.inf
+        self,
+        job: Job,
+        duration: float | None = None,
+        before: float = math.inf,
+        releases: Releases | None = None,
     ) -> tuple[float, Alloc | None]:
+        if releases != self._releases:
+            self._releases = releases
+            self._returns.clear()
         demand = job.demand
         duration = job.estimate if duration is None else duration
         now = self.now
@@ -225,6 +234,74 @@ class WholeNodeResources(Resources):
             return math.inf, None  # (not before ``before``; never if inf)
         blocks = self._blocks.get(self.groups[demand.part]) or _Blocks()
         return _Sweep(self, demand, duration, first, blocks, before).run()
+
+    def slurm_start(
+        self,
+        job: Job,
+        duration: float,
+        before: float,
+        releases: Releases,
+        round_down: Callable[[float], float],
+    ) -> tuple[float, Alloc | None]:
+        """A job's start as Slurm 22.05.8's backfill scheduler plans it (``_attempt_backfill``,
+        src/plugins/sched/backfill/backfill.c:2361-2895), and where; ``(inf, None)`` if not
+        before ``before``. From ``start_res`` (now at first):
+
+        - the nodes no block holds over ``[start_res, start_res + duration]`` (closed at the
+          end, backfill.c:2417; unless none fits, backfill.c:2448-2456);
+        - on them, the job's start as the running jobs end (``releases``: Slurm's estimate,
+          the blocks ignored: the select plugin's will-run test) and the nodes;
+        - the start is no earlier than ``start_res``; if it is later than the first end of a
+          block after ``start_res`` (``later_start``, backfill.c:2390-2412), that block's end
+          is tried instead (backfill.c:2880-2888);
+        - a later start whose reservation, rounded down (``round_down``: to bf_resolution on
+          the clock), overlaps a block on its nodes (half-open: backfill.c:3391-3421) is tried
+          again from that start (backfill.c:2905-2918).
+
+        Each try moves ``start_res`` later, to the end of a block or past one.
+        """
+        if releases != self._releases:
+            self._releases = releases
+            self._returns.clear()
+        demand = job.demand
+        now = self.now
+        found = self._blocks.get(self.groups[demand.part])
+        starts, ends, closed = found.arrays() if found else (_NONE, _NONE, None)
+        held_by = found.nodes if found else []
+        mine = self.parts.member[demand.part]
+        touches = np.array([bool(mine[n].any()) for n in held_by], dtype=bool)
+        first = self.lower_bound(job)
+        start_res = now
+        while start_res < before:
+            end = start_res + duration
+            begun = starts < end  # (windows: a job may end as one begins)
+            if closed is not None:  # (reservations: it may not, backfill.c:2417)
+                begun = begun | (closed & (starts == end))
+            over = np.flatnonzero((ends > start_res) & begun)
+            off = np.zeros(len(mine), dtype=bool)
+            for k in over.tolist():
+                off[held_by[k]] = True
+            later = ends[(ends > start_res) & touches]
+            later_start = float(later.min()) if len(later) else math.inf
+            everywhere = _Blocks()
+            if off.any():
+                everywhere.add(-math.inf, math.inf, np.flatnonzero(off))
+            at, alloc = _Sweep(self, demand, duration, first, everywhere, before).run()
+            if alloc is None:
+                start_res = later_start  # (nowhere on these nodes: after the next block)
+                continue
+            start = max(at, start_res)
+            if start > later_start:
+                start_res = later_start
+                continue
+            if start > now:
+                begin, stop = round_down(start), round_down(start + duration)
+                hit = np.flatnonzero((ends > begin) & (starts < stop))
+                if any(np.isin(held_by[k], alloc.nodes).any() for k in hit.tolist()):
+                    start_res = start if start > start_res else later_start
+                    continue
+            return start, alloc
+        return math.inf, None
 
     def _returns_of(self, part: int) -> Returns:
         """What partition ``part``'s nodes give the sweep over time. On a shared partition,
@@ -249,6 +326,8 @@ class WholeNodeResources(Resources):
             ends, nodes, cores = ends[inside], nodes[inside], cores[inside]
             order = np.argsort(ends, kind="stable")
             ends, nodes, cores = ends[order], nodes[order], cores[order]
+        if self._releases is not None and len(ends):  # (on the partition's nodes)
+            ends = self._releases(ends)
         base = np.where(member, work.cores, 0)
         if parts.exclusive[part]:
             capacity = parts.platform.cores
@@ -269,6 +348,13 @@ class WholeNodeResources(Resources):
         state = self.work.copy()
         table = self.machine.releases.by_end()
         gives = self._gives
+        if self._releases is not None and (len(table[0]) or gives):
+            # (the rows and the jobs of the pass together, as the running jobs they all are)
+            every = np.sort(np.concatenate([table[0], [t for t, _ in gives]]))
+            released = self._releases(every)
+            table = (_released(table[0], every, released), *table[1:])
+            later = _released(np.array([t for t, _ in gives]), every, released).tolist()
+            gives = [(t, alloc) for t, (_, alloc) in zip(later, gives, strict=True)]
         done = [0, 0]  # rows of the table, entries of gives, applied
 
         def at(t: float) -> Free:
@@ -462,6 +548,18 @@ class _Blocks:
                 closed,
             )
         return self._arrays
+
+
+def _released(ends: np.ndarray, every: np.ndarray, released: np.ndarray) -> np.ndarray:
+    """Each of ``ends`` (among ``every``, sorted) at its release (``released``, aligned with
+    ``every``; equal ends are released together)."""
+    if not len(ends):
+        return ends
+    return released[np.searchsorted(every, ends, side="right") - 1]
+
+
+#: No blocks.
+_NONE = np.zeros(0)
 
 
 def _first(entry: tuple[float, Alloc]) -> float:

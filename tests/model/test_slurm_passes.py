@@ -18,8 +18,10 @@ from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers import SLURM
 from tests.conftest import run_jobs
 
-#: Backfill at every pass, every limit lifted (as in the property tests).
+#: Backfill at every pass, every limit lifted (as in the property tests), the main scheduler
+#: at every pass (a job may start as it is submitted).
 UNLIMITED: dict[str, Any] = {
+    "batch_sched_delay": -1,
     "bf_interval": 0,
     "default_queue_depth": 10**6,
     "bf_max_job_test": 10**6,
@@ -199,6 +201,9 @@ def test_a_reservation_holds_its_nodes_whole_on_shared_nodes() -> None:
 # built as the recorded runs are, on one 64-core node or processors, at Slurm's defaults
 # (bf_interval=30, bf_resolution=60).
 
+#: Each rule apart from slurmctld's timing (the main scheduler at every pass).
+ONE_RULE: dict[str, Any] = {"batch_sched_delay": -1}
+
 #: A 32-core job holding half the node to 230 s; a 64-core job waiting (reserved from 230 s);
 #: a 32-core job that fits beside the first, its time limit a parameter.
 HALF = [(0.0, 32, 230.0, 230.0), (0.0, 64, 60.0, 60.0)]
@@ -211,7 +216,7 @@ def on_node_or_processors(
     from sitesim.platform.description import Platform
 
     if not on_node:
-        return run_jobs(jobs, 64, SLURM(**settings)).records["start"].tolist()  # type: ignore[no-any-return]
+        return run_jobs(jobs, 64, SLURM(**ONE_RULE, **settings)).records["start"].tolist()  # type: ignore[no-any-return]
     platform = Platform.from_dict(
         {
             "nodes": [{"type": "n", "count": 1, "cores": 64}],
@@ -219,7 +224,7 @@ def on_node_or_processors(
         }
     )
     submit, size, runtime, estimate = (list(c) for c in zip(*jobs, strict=True))
-    site = Site(platform, SLURM(**settings))
+    site = Site(platform, SLURM(**ONE_RULE, **settings))
     site.add_user(TraceUser(TraceWorkload.from_jobs(submit, size, runtime, estimate)))
     return np.sort(site.run().records, order="id")["start"].tolist()  # type: ignore[no-any-return]
 
@@ -274,8 +279,22 @@ def test_a_partition_that_cannot_start_its_job_keeps_its_nodes_from_the_main_pas
     )
     jobs = [(0.0, 32, 300.0, 300.0, 1), (0.0, 64, 60.0, 60.0, 1), (5.0, 16, 60.0, 60.0, 2)]
     submit, size, runtime, estimate, part = (list(c) for c in zip(*jobs, strict=True))
-    site = Site(platform, SLURM())
+    site = Site(platform, SLURM(**ONE_RULE))
     workload = TraceWorkload.from_jobs(submit, size, runtime, estimate)
     site.add_user(TraceUser(dataclasses.replace(workload, partition=np.array(part))))
     records = np.sort(site.run().records, order="id")
     assert records["start"].tolist() == [0.0, 300.0, 30.0]
+
+
+def test_the_main_scheduler_runs_as_slurmctld_times_it() -> None:
+    # Case a's first jobs (small: each fits at once), submitted at 0, 0, 5, 6, 10, 23, 24 s;
+    # real Slurm started them at 3, 3, 6, 9, 12, 24, 27 s (run 1). A batch job is not started
+    # as it is submitted (job_mgr.c:5497); the main scheduler runs for it at the background
+    # thread's next tick, 3 s (batch_sched_delay) after its last such pass at the soonest
+    # (controller.c:2221-2236). (The first two: Slurm's background pass before the first
+    # submission is not known; sitesim starts them at its first tick.)
+    submit = [0.0, 0.0, 5.0, 6.0, 10.0, 23.0, 24.0]
+    jobs = [(t, 1, 600.0, 600.0) for t in submit]
+    started = run_jobs(jobs, 64, SLURM()).records["start"].tolist()
+    assert started == [1.0, 1.0, 6.0, 9.0, 12.0, 24.0, 27.0]
+    assert run_jobs(jobs, 64, SLURM(batch_sched_delay=-1)).records["start"].tolist() == submit

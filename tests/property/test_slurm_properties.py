@@ -1,10 +1,11 @@
 """SLURM's limiting cases (Hypothesis): Slurm's main and backfill schedulers give
 
-- with reservations as EASY and conservative backfilling make them (exact, a job may end
-  when one begins: :class:`HalfOpen`; Slurm rounds them to ``bf_resolution`` and lets no job
-  end when one begins), EASY's schedule, with one partition, a backfill cycle at every pass
-  and one reservation per partition (``bf_job_part_count_reserve=1``), every other limit
-  lifted, in the same priority order (all weights 0: by submission, as EASY);
+- with reservations as EASY and conservative backfilling make them (at the earliest start,
+  a job may end when one begins) and the main scheduler at every pass (:class:`HalfOpen`;
+  Slurm's differ: schedulers/slurm.py), EASY's schedule, with one partition, a backfill
+  cycle at every pass and one reservation per partition (``bf_job_part_count_reserve=1``),
+  every other limit lifted, in the same priority order (all weights 0: by submission, as
+  EASY);
 - conservative backfilling's schedule with no limit at all (jobs that end at their time
   limits: when a job ends early, conservative compresses its schedule in the order of its
   reservations, Slurm plans afresh in priority order);
@@ -16,6 +17,7 @@ invariants under Slurm's own defaults (a backfill cycle every 30 s, woken by the
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
@@ -45,7 +47,15 @@ UNLIMITED = {
 
 class HalfOpen(SLURM):
     """SLURM with reservations as EASY and conservative backfilling make them: at the
-    planned start, for the time limit, half-open (a job may end when one begins)."""
+    earliest start, for the time limit, half-open (a job may end when one begins); and the
+    main scheduler at every pass (``batch_sched_delay=-1``: a job may start as it is
+    submitted)."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(batch_sched_delay=-1, **settings)
+
+    def _earliest(self, res: Any, job: Any, duration: float, horizon: float) -> Any:
+        return res.earliest(job, duration, horizon)
 
     def _enter(self, res: Any, job: Any, start: float, where: Any, duration: float) -> None:
         res.reserve(job, start, where, duration)
@@ -134,9 +144,12 @@ class Literal(SLURM):
         done = {job for job, _ in started}
         horizon = now + s.bf_window
         tested, per_user, reserved = 0, Counter[int](), Counter[int]()
-        limit_hit, before = False, len(started)
+        limit_hit, new, before = False, False, len(started)
         for job in self.queue:
             if job in done:
+                continue
+            if self._new(job, now):
+                new = True
                 continue
             if tested >= s.bf_max_job_test:
                 limit_hit = True
@@ -151,7 +164,7 @@ class Literal(SLURM):
             duration = job.estimate
             where = res.fits_now(job, duration)
             if where is None:  # (its reservation, if due: found with no bound on its start)
-                start, where = res.earliest(job, duration)
+                start, where = self._earliest(res, job, duration, math.inf)
                 part = self._part(job)
                 limit = s.bf_job_part_count_reserve
                 if (
@@ -166,7 +179,7 @@ class Literal(SLURM):
             self._started(job, now, "backfill")
             started.append((job, where))
             done.add(job)
-        self._dirty = limit_hit and len(started) > before
+        self._dirty = new or (limit_hit and len(started) > before)
 
 
 SETTINGS = [{}, {"bf_window": 600, "bf_resolution": 60}, {"bf_interval": 0}, {"bf_max_job_test": 3}]

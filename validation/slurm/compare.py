@@ -24,7 +24,8 @@ class Row:
 @dataclass(frozen=True)
 class CaseComparison:
     """A case: each recorded run's real schedule and sitesim's replay of it; the rows
-    (sitesim against each run, then each later run against the first: the floor)."""
+    (sitesim against each run, then each later run against the first: the floor, then
+    sitesim's EASY against each run, for contrast)."""
 
     case: str
     runs: list[RecordedRun]
@@ -54,6 +55,10 @@ def compare_case(folder: Path, params: dict[str, str] | None = None) -> CaseComp
     rows += [
         Row(f"{run.folder.name} vs {runs[0].folder.name}", agree(real[0], other))
         for run, other in zip(runs[1:], real[1:], strict=True)
+    ]
+    rows += [
+        Row(f"EASY vs {run.folder.name}", agree(ref, replay(run, scheduler="EASY").schedule))
+        for run, ref in zip(runs, real, strict=True)
     ]
     keys = [m.split(": ")[1] for m in replays[0].not_modelled if m.count(": ") >= 2]
     return CaseComparison(folder.name, runs, real, simulated, rows, sorted(set(keys)), replays)

@@ -91,9 +91,12 @@ def renumber_partitions(trace: SWFTrace, names: list[str], platform: Platform) -
     return dataclasses.replace(trace, data=data)
 
 
-def replay(run: RecordedRun, params: dict[str, str] | None = None) -> Replayed:
+def replay(
+    run: RecordedRun, params: dict[str, str] | None = None, scheduler: str = "SLURM"
+) -> Replayed:
     """Replay ``run`` in sitesim under SLURM with its slurm.conf (and its associations);
-    ``params`` adds or overrides scheduler parameters.
+    ``params`` adds or overrides scheduler parameters. ``scheduler="EASY"``: under EASY on
+    the same platform instead, for contrast (``params`` ignored).
 
     Raises:
         ValueError: sitesim refused jobs of the run (the reasons are named).
@@ -115,12 +118,14 @@ def replay(run: RecordedRun, params: dict[str, str] | None = None) -> Replayed:
             mapping.write_text(mapping_json(converted.names))
             scheduler_params |= {"assoc": str(run.assoc), "mapping": str(mapping)}
         scheduler_params |= params or {}
+        if scheduler != "SLURM":
+            scheduler_params = {}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SlurmConfigWarning)
             config = ReplayConfig(
                 trace=str(swf),
                 platform=str(run.conf),
-                scheduler="SLURM",
+                scheduler=scheduler,
                 scheduler_params=scheduler_params,
             )
             result = run_replay(config, trace=trace)
