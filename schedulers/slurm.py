@@ -598,11 +598,11 @@ class SLURM(Scheduler):
         assert self._fresh is not None
         return max(self._fresh + TICK, self._last_batch + self.settings.batch_sched_delay)
 
-    def _new(self, job: Job, now: float) -> bool:
-        """True if ``job`` was submitted in this second and slurmctld's timing is modelled: a
-        batch job is never started at its submission (the RPC only queues it:
-        src/slurmctld/job_mgr.c:5496-5497)."""
-        return job.submit == now and self.settings.batch_sched_delay >= 0
+    def _unseen(self, now: float) -> float:
+        """The submission time of the jobs a pass at ``now`` does not see: ``now`` when
+        slurmctld's timing is modelled (a batch job is never started as it is submitted: the
+        RPC only queues it, src/slurmctld/job_mgr.c:5496-5497), else NaN (equal to none)."""
+        return now if self.settings.batch_sched_delay >= 0 else math.nan
 
     def _main(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
         """The main scheduler's pass (the module docstring), appending the jobs it starts."""
@@ -613,10 +613,11 @@ class SLURM(Scheduler):
         withheld: set[int] = set()  # (the groups of the blocked partitions that share nodes)
         tested = 0
         queue = self.queue
+        unseen = self._unseen(now)
         for k, job in enumerate(queue):
             if tested >= s.default_queue_depth:
                 break
-            if self._new(job, now):  # (seen by a later pass: the next for new jobs)
+            if job.submit == unseen:  # (seen by a later pass: the next for new jobs)
                 self._changed = True
                 self._fresh = now if self._fresh is None else self._fresh
                 continue
@@ -729,24 +730,31 @@ class SLURM(Scheduler):
         #: Demands that did not fit clear of the plan, with the shortest duration tried (the
         #: plan only holds more as the cycle goes on).
         rejected: dict[tuple[int, Any], float] = {}
-        bounds: dict[tuple[int, Any], float] = {}  # (by demand: the same all cycle)
+        #: By demand (the same all cycle): the bound, and where a reservation from it is
+        #: entered at the earliest (on nodes, rounded down: :meth:`_enter`).
+        bounds: dict[tuple[int, Any], tuple[float, float]] = {}
+        on_nodes = isinstance(res, WholeNodeResources)
         limit_hit = new = False
         starts_before = len(started)
+        unseen = self._unseen(now)
+        max_test, max_user, limits = s.bf_max_job_test, s.bf_max_job_user, self._limits
+        could_start_now = self._could_start_now
         for job in self.queue:
             if job in done:
                 continue
-            if self._new(job, now):  # (not seen until the next cycle)
+            if job.submit == unseen:  # (not seen until the next cycle)
                 new = True
                 continue
-            if tested >= s.bf_max_job_test:
+            if tested >= max_test:
                 limit_hit = True
                 break
-            if s.bf_max_job_user and per_user[job.user] >= s.bf_max_job_user:
-                limit_hit = True
-                continue
-            per_user[job.user] += 1
+            if max_user:
+                if per_user[job.user] >= max_user:
+                    limit_hit = True
+                    continue
+                per_user[job.user] += 1
             tested += 1
-            if self._limits and (why := self._held(job)) is not None:
+            if limits and (why := self._held(job)) is not None:
                 self._reason[job] = why
                 continue
             duration = job.estimate
@@ -754,7 +762,7 @@ class SLURM(Scheduler):
             group = 0 if demand is None else groups[demand.part]
             ahead = waiting.get(group)
             key = (job.size, demand)
-            if self._could_start_now(res, job):
+            if could_start_now(res, job):
                 where = (
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )
@@ -772,11 +780,12 @@ class SLURM(Scheduler):
                     continue
             bound = bounds.get(key)  # (it waits for a reservation of its own)
             if bound is None:
-                bound = bounds[key] = self._bound(res, job)
-            if bound < horizon:  # (else no reservation, whatever the plan)
+                at = self._bound(res, job)
+                bound = bounds[key] = (at, self._round_down(at) if on_nodes else at)
+            if bound[0] < horizon:  # (else no reservation, whatever the plan)
                 if ahead is None:
                     ahead = waiting[group] = _Waiting()
-                ahead.push(job, duration, self._round_down(bound))
+                ahead.push(job, duration, bound[1])
         self._dirty = new or (limit_hit and len(started) > starts_before)
 
     def _bound(self, res: Resources, job: Job) -> float:
@@ -813,9 +822,13 @@ class SLURM(Scheduler):
         seconds, as Slurm 22.05.8 enters it in its plan: start and end rounded down to
         multiples of ``bf_resolution`` on the clock (src/plugins/sched/backfill/backfill.c:
         2857-2864), one step at least (backfill.c:3298-3299), and closed at its start (a job
-        ending then collides with it: backfill.c:2417)."""
+        ending then collides with it: backfill.c:2417). On processors the start is kept: held
+        from the rounded start, processors still busy then would be counted twice (Slurm holds
+        whole nodes, those the job will have, from then on)."""
         begin = self._round_down(start)
         end = max(self._round_down(start + duration), begin + self.settings.bf_resolution)
+        if not isinstance(res, WholeNodeResources):
+            begin = start
         res.reserve(job, begin, where, end - begin, closed=True)
 
     def _will_run(self, ends: np.ndarray) -> np.ndarray:

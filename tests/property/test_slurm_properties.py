@@ -145,10 +145,11 @@ class Literal(SLURM):
         horizon = now + s.bf_window
         tested, per_user, reserved = 0, Counter[int](), Counter[int]()
         limit_hit, new, before = False, False, len(started)
+        unseen = self._unseen(now)
         for job in self.queue:
             if job in done:
                 continue
-            if self._new(job, now):
+            if job.submit == unseen:
                 new = True
                 continue
             if tested >= s.bf_max_job_test:
