@@ -26,7 +26,9 @@ Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
    in groups, each at its last end).
 
 Limiting cases (checked by property tests), with reservations as EASY and conservative
-backfilling make them (exact and half-open: :meth:`SLURM._enter`): with one partition, a
+backfilling make them (at the earliest start, half-open: the tests override
+:meth:`SLURM._earliest` and :meth:`SLURM._enter`) and ``batch_sched_delay=-1``: with one
+partition, a
 backfill cycle at every pass and ``bf_job_part_count_reserve=1`` (and no other limit) the
 schedule is EASY's in the same priority order; with no limit at all it is conservative
 backfilling's (jobs that end at their time limits; conservative compresses its schedule in
@@ -230,7 +232,15 @@ class SLURM(Scheduler):
             "conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos, "mapping": mapping
         }  # fmt: skip
         self._given = given
-        self.time_zero = float(time_zero)
+        try:
+            self.time_zero = float(time_zero)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"SLURM: time_zero: must be a Unix time in seconds (a trace's UnixStartTime), "
+                f"got {time_zero!r}"
+            ) from None
+        if not math.isfinite(self.time_zero):
+            raise ConfigError(f"SLURM: time_zero: must be a finite Unix time, got {time_zero!r}")
         #: When the running jobs give back in a reservation's plan (Slurm's start estimate).
         self._releases = self._will_run
         base: dict[str, Any] = {}
