@@ -5,7 +5,9 @@ Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
 1. **The main scheduler**: pending jobs in priority order (multifactor priority, then submit
    time, then job id: :mod:`sitesim.slurm.multifactor`), at most ``default_queue_depth`` of them;
    each starts if it fits now; the first that does not fit blocks its partition (the jobs of
-   that partition behind it wait with reason ``Priority``). A job held by a QOS limit is
+   that partition behind it wait with reason ``Priority``) and its partition's nodes for the
+   rest of the pass (a job of a partition sharing them starts on the others only:
+   src/slurmctld/job_scheduler.c:1985-1992 in Slurm 22.05.8). A job held by a QOS limit is
    passed over with its reason (``QOSMaxJobsPerUserLimit``, ``QOSGrpCpuLimit``, ...).
 2. **The backfill scheduler**, every ``bf_interval`` seconds (0: every pass): the pending jobs
    again in priority order, at most ``bf_max_job_test`` of them and ``bf_max_job_user`` per
@@ -13,13 +15,24 @@ Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
    limits free them and the reservations made so far in the cycle allow; a job whose start is
    now starts; a later one gets a reservation if its start is within ``bf_window`` and its
    partition has had fewer than ``bf_job_part_count_reserve`` (0: any number) reservations in
-   this cycle. Times are planned in steps of ``bf_resolution``: each job's time limit is
-   rounded up to a whole number of steps.
+   this cycle. As in Slurm 22.05.8 (src/plugins/sched/backfill/backfill.c), a job is tested
+   with its exact time limit; a reservation's start and end are rounded *down* to multiples of
+   ``bf_resolution`` on the clock, and it lasts one step at least (backfill.c:2857-2864 and
+   3298-3299); a job that would end exactly when a reservation begins collides with it
+   (``node_space[j].begin_time <= end_time``, backfill.c:2417). On nodes, a reservation's
+   start is found as Slurm's backfill finds it
+   (:meth:`~sitesim.platform.whole_nodes.WholeNodeResources.slurm_start`), with Slurm's
+   estimate of when the running jobs give their resources back (:func:`will_run_releases`:
+   in groups, each at its last end).
 
-Limiting cases (checked by property tests): with one partition, a backfill cycle at every pass
-and ``bf_job_part_count_reserve=1`` (and no other limit) the schedule is EASY's in the same
-priority order; with no limit at all it is conservative backfilling's (jobs that end at their
-time limits; conservative compresses its schedule in another order when jobs end early).
+Limiting cases (checked by property tests), with reservations as EASY and conservative
+backfilling make them (at the earliest start, half-open: the tests override
+:meth:`SLURM._earliest` and :meth:`SLURM._enter`) and ``batch_sched_delay=-1``: with one
+partition, a
+backfill cycle at every pass and ``bf_job_part_count_reserve=1`` (and no other limit) the
+schedule is EASY's in the same priority order; with no limit at all it is conservative
+backfilling's (jobs that end at their time limits; conservative compresses its schedule in
+another order when jobs end early).
 
 Fairshare usage and priorities are recomputed every ``PriorityCalcPeriod`` (0: at every pass);
 a job's priority factors, its last pending reason and the scheduler that started it are kept
@@ -46,6 +59,7 @@ from sitesim.engine.resources import Resources
 from sitesim.engine.scheduler import Observer
 from sitesim.errors import ConfigError
 from sitesim.platform.description import Platform
+from sitesim.platform.whole_nodes import WholeNodeResources
 from sitesim.slurm.accounts import AccountTable
 from sitesim.slurm.associations import Associations
 from sitesim.slurm.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
@@ -97,6 +111,41 @@ class _Waiting:
         return self.lows[0] if self.lows else math.inf
 
 
+#: How often slurmctld's background thread wakes (src/slurmctld/controller.c:2006-2009: ten
+#: sleeps of 0.1 s), seconds.
+TICK = 1.0
+
+#: The first window of Slurm's start estimate (job_test.c:1971: ``time_window = 30``).
+WILL_RUN_WINDOW = 30.0
+
+
+def will_run_releases(ends: np.ndarray, time_zero: float = 0.0) -> np.ndarray:
+    """When Slurm's select plugin counts the running jobs' resources back in its estimate of
+    a pending job's start (``_will_run_test``, src/plugins/select/cons_common/job_test.c:
+    1966-2057 in Slurm 22.05.8), from their ends (ascending, time 0 at ``time_zero`` on the
+    clock). It takes them off in groups and tries the job after each: the first group is the
+    first end and every end up to 30 s after it rounded up to the next multiple of 30 s on the
+    clock (``end_time``); then the window doubles, at least once and until it reaches the next
+    end, and the next group is every end up to ``end_time`` plus the window. A job that fits
+    once a group is off starts at the group's last end: each end is released at it."""
+    out = np.empty_like(ends)
+    n = len(ends)
+    if not n:
+        return out
+    first = float(ends[0])
+    barrier = first + WILL_RUN_WINDOW - (first + time_zero) % WILL_RUN_WINDOW
+    window, i = WILL_RUN_WINDOW, 0
+    while i < n:
+        j = max(i + 1, int(np.searchsorted(ends, barrier + window, side="right")))
+        out[i:j] = ends[j - 1]
+        i = j
+        if i < n:
+            window *= 2
+            while ends[i] > barrier + window:
+                window *= 2
+    return out
+
+
 def _plain(value: Any) -> Any:
     """``value`` with every mapping a dict and every sequence but text a list: what a
     configuration stores (and ``results.json`` holds)."""
@@ -134,6 +183,10 @@ class SLURM(Scheduler):
             ``users``: :meth:`~sitesim.slurm.associations.Associations.named`).
         qos: the output of ``sacctmgr show qos --parsable2`` (default: one QOS, ``normal``,
             without limits).
+        time_zero: the Unix time of the run's time 0 (a trace's ``UnixStartTime``): Slurm
+            rounds its backfill reservations to multiples of ``bf_resolution`` on the clock,
+            so where time 0 falls between two multiples moves them. Default 0 (time 0 on a
+            multiple).
     """
 
     name = "SLURM"
@@ -149,6 +202,7 @@ class SLURM(Scheduler):
         accounts: str | Mapping[str, Any] | None = None,
         qos: str | None = None,
         mapping: str | None = None,
+        time_zero: float = 0.0,
         PriorityWeightAge: int | None = None,
         PriorityWeightFairshare: int | None = None,
         PriorityWeightJobSize: int | None = None,
@@ -168,6 +222,7 @@ class SLURM(Scheduler):
         bf_resolution: float | None = None,
         bf_max_job_user: int | None = None,
         bf_job_part_count_reserve: int | None = None,
+        batch_sched_delay: float | None = None,
     ) -> None:
         super().__init__()
         given = {k: v for k, v in locals().items() if k in SETTINGS and v is not None}
@@ -177,6 +232,17 @@ class SLURM(Scheduler):
             "conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos, "mapping": mapping
         }  # fmt: skip
         self._given = given
+        try:
+            self.time_zero = float(time_zero)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"SLURM: time_zero: must be a Unix time in seconds (a trace's UnixStartTime), "
+                f"got {time_zero!r}"
+            ) from None
+        if not math.isfinite(self.time_zero):
+            raise ConfigError(f"SLURM: time_zero: must be a finite Unix time, got {time_zero!r}")
+        #: When the running jobs give back in a reservation's plan (Slurm's start estimate).
+        self._releases = self._will_run
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
         #: What the configuration files hold that sitesim does not model, each once.
@@ -217,6 +283,8 @@ class SLURM(Scheduler):
             for q in self.qos.values()
         )
         self.multifactor: Multifactor | None = None  # (known once the machine is: on_site)
+        #: Per partition: whether it shares nodes with another.
+        self._shared: list[bool] = [False]
         self._on_nodes = False
         self._node_cores: list[int] = []
         #: Per waiting job: the weighted sum of its static factors, and each of them.
@@ -229,6 +297,11 @@ class SLURM(Scheduler):
         self._held_group: Counter[tuple[str, str]] = Counter()  # (qos, tres)
         self._jobs_of_user: Counter[int] = Counter()  # waiting and running
         self._next_calc = -math.inf
+        #: The first submission since the main scheduler's last background pass (None: none),
+        #: that pass, and whether a job ended (or nodes changed) since the last main pass.
+        self._fresh: float | None = None
+        self._last_batch = -math.inf
+        self._ended = False
         self._dirty = True
         #: Something changed since the last pass (a job arrived or ended, nodes, the order).
         self._changed = True
@@ -302,7 +375,8 @@ class SLURM(Scheduler):
         """The files and every setting given, in Slurm's units, also one equal to Slurm's
         default (it wins over ``conf``, whose settings are read from it again)."""
         files = {key: value for key, value in self._files.items() if value is not None}
-        return {**files, **self.settings.in_slurm_units(self._given)}
+        clock = {"time_zero": self.time_zero} if self.time_zero else {}
+        return {**files, **clock, **self.settings.in_slurm_units(self._given)}
 
     def on_site(self, machine: Any) -> None:
         platform = machine.platform or Platform.processors(machine.procs)
@@ -333,6 +407,11 @@ class SLURM(Scheduler):
             partition_tres=dict(enumerate(partitions)),
         )
         self._on_nodes = not platform.is_processors
+        member = [np.isin(np.arange(platform.nodes), p.nodes) for p in platform.partitions]
+        self._shared = [
+            any((mine & other).any() for j, other in enumerate(member) if j != k)
+            for k, mine in enumerate(member)
+        ]
 
     def _parts(self, job: Job) -> tuple[int, int, int, int]:
         """What the job holds: nodes, cores, GPUs, memory (MB). Without a node count, the
@@ -404,6 +483,8 @@ class SLURM(Scheduler):
         )
         self._static[job] = (mf.static_part(js, pf, qf, tres), js, pf, qf, tres)
         self._priority[job] = self._compute(job, now)
+        if self._fresh is None:
+            self._fresh = now
         insort(self.queue, job, key=self._key)
         self._waits(job, True)
         self._dirty = self._changed = True
@@ -428,7 +509,7 @@ class SLURM(Scheduler):
     def job_ended(self, job: Job, now: float) -> None:
         self._stopped(job, now)
         self._jobs_of_user[job.user] -= 1
-        self._dirty = self._changed = True
+        self._dirty = self._changed = self._ended = True
 
     def withdraw(self, jobs: list[Job]) -> None:
         super().withdraw(jobs)
@@ -436,10 +517,10 @@ class SLURM(Scheduler):
             self._waits(job, False)
             self._forget(job)
             self._jobs_of_user[job.user] -= 1
-        self._dirty = self._changed = True
+        self._dirty = self._changed = self._ended = True
 
     def nodes_changed(self) -> None:
-        self._dirty = self._changed = True
+        self._dirty = self._changed = self._ended = True
         self._freed += 1
 
     def _forget(self, job: Job) -> None:
@@ -500,43 +581,18 @@ class SLURM(Scheduler):
         step = s.bf_interval
         # (cycles come every bf_interval from time 0; one with nothing new is not run)
         cycle_due = step == 0 or (step > 0 and self._dirty and now % step == 0)
-        if not self._changed and not cycle_due:
-            return []  # a pass of its own with nothing new: it would start nothing
-        self._changed = False
+        main_due = self._changed and self._main_due(now)
+        if not main_due and not cycle_due:
+            return []  # a pass with nothing new, or none of slurmctld's: it would start nothing
         if self._known_at != self._freed:  # (what did not fit may fit now)
             self._no_fit.clear()
             self._cannot.clear()
             self._too_many.clear()
             self._known_at = self._freed
-        no_fit = self._no_fit
         started: list[tuple[Job, Any]] = []
-        blocked: set[int] = set()
-        tested = 0
-        queue = self.queue
-        for k, job in enumerate(queue):
-            if tested >= s.default_queue_depth:
-                break
-            demand = job.demand
-            part = 0 if demand is None else demand.part
-            if part in blocked:
-                self._reason[job] = "Priority"
-                continue
-            tested += 1
-            if self._limits and (why := self._held(job)) is not None:
-                self._reason[job] = why
-                continue
-            alloc = None if job in no_fit else res.fits_now(job)
-            if alloc is None:
-                no_fit.add(job)
-                blocked.add(part)
-                self._reason[job] = "Resources"
-                if blocked.issuperset(self._waiting_parts()):  # (the rest wait behind them)
-                    self._reason.update(dict.fromkeys(islice(queue, k + 1, None), "Priority"))
-                    break
-                continue
-            res.take_now(job, alloc)
-            self._started(job, now, "main")
-            started.append((job, alloc))
+        if main_due:
+            self._changed = False
+            self._main(now, res, started)
         if cycle_due:
             if self._any_fits(res):
                 self._backfill(now, res, started)
@@ -547,6 +603,77 @@ class SLURM(Scheduler):
             self._dirty = True
         self._fits = self._any_fits(res)
         return started
+
+    def _main_due(self, now: float) -> bool:
+        """Whether slurmctld runs its main scheduler now, noting it. With ``batch_sched_delay``
+        -1, at every pass. Else as Slurm 22.05.8 does: when a job has ended (its epilog's RPC
+        calls schedule(): src/slurmctld/proc_req.c:2032), and for the jobs submitted since
+        its background thread last ran it, at that thread's first tick (once a second:
+        controller.c:2006-2009) at least ``batch_sched_delay`` after then
+        (controller.c:2221-2236)."""
+        if self.settings.batch_sched_delay < 0:
+            return True
+        due, self._ended = self._ended, False
+        if self._fresh is not None and now >= self._batch_due():
+            self._fresh, self._last_batch, due = None, now, True
+        return due
+
+    def _batch_due(self) -> float:
+        """When the background thread runs the main scheduler for the jobs submitted since it
+        last did (:meth:`_main_due`)."""
+        assert self._fresh is not None
+        return max(self._fresh + TICK, self._last_batch + self.settings.batch_sched_delay)
+
+    def _unseen(self, now: float) -> float:
+        """The submission time of the jobs a pass at ``now`` does not see: ``now`` when
+        slurmctld's timing is modelled (a batch job is never started as it is submitted: the
+        RPC only queues it, src/slurmctld/job_mgr.c:5496-5497), else NaN (equal to none)."""
+        return now if self.settings.batch_sched_delay >= 0 else math.nan
+
+    def _main(self, now: float, res: Resources, started: list[tuple[Job, Any]]) -> None:
+        """The main scheduler's pass (the module docstring), appending the jobs it starts."""
+        s = self.settings
+        no_fit = self._no_fit
+        blocked: set[int] = set()
+        groups = res.groups
+        withheld: set[int] = set()  # (the groups of the blocked partitions that share nodes)
+        tested = 0
+        queue = self.queue
+        unseen = self._unseen(now)
+        for k, job in enumerate(queue):
+            if tested >= s.default_queue_depth:
+                break
+            if job.submit == unseen:  # (seen by a later pass: the next for new jobs)
+                self._changed = True
+                self._fresh = now if self._fresh is None else self._fresh
+                continue
+            demand = job.demand
+            part = 0 if demand is None else demand.part
+            if part in blocked:
+                self._reason[job] = "Priority"
+                continue
+            tested += 1
+            if self._limits and (why := self._held(job)) is not None:
+                self._reason[job] = why
+                continue
+            if groups[part] in withheld:  # (not on the nodes of a blocked partition)
+                alloc = res.fits_now_outside(job, blocked)
+            else:
+                alloc = None if job in no_fit else res.fits_now(job)
+                if alloc is None:
+                    no_fit.add(job)
+            if alloc is None:
+                blocked.add(part)
+                if self._shared[part]:
+                    withheld.add(groups[part])
+                self._reason[job] = "Resources"
+                if blocked.issuperset(self._waiting_parts()):  # (the rest wait behind them)
+                    self._reason.update(dict.fromkeys(islice(queue, k + 1, None), "Priority"))
+                    break
+                continue
+            res.take_now(job, alloc)
+            self._started(job, now, "main")
+            started.append((job, alloc))
 
     def _could_start_now(self, res: Resources, job: Job) -> bool:
         """``res.could_start_now``, remembering the demands that cannot until something is
@@ -609,17 +736,17 @@ class SLURM(Scheduler):
 
         Reservations are placed lazily, to the same plan: nothing a cycle plans outlives it,
         and a reservation matters only to the jobs after it that could start now on nodes of
-        its group of partitions (``res.groups``: groups share no nodes) and run past its start,
-        which is no earlier than its lower bound (``res.lower_bound``). So when a job comes
-        that could start now, the reservations of its group wait for are placed in order
-        while it still fits clear of them and runs past the lowest bound of those left; once
+        its group of partitions (``res.groups``: groups share no nodes) and run up to its start,
+        which is no earlier than its lower bound (``res.lower_bound``) rounded down to
+        ``bf_resolution``. So when a job comes that could start now, the reservations of its
+        group wait for are placed in order while it still fits clear of them and runs up to
+        the lowest rounded bound of those left; once
         it no longer fits, more reservations cannot make it fit. A job whose bound lies beyond
         ``bf_window`` gets no reservation and is not placed at all.
         """
         s = self.settings
         self._cycles += 1
         done = {job for job, _ in started}
-        step = s.bf_resolution
         horizon = now + s.bf_window
         tested = 0
         per_user: Counter[int] = Counter()
@@ -629,33 +756,43 @@ class SLURM(Scheduler):
         #: Demands that did not fit clear of the plan, with the shortest duration tried (the
         #: plan only holds more as the cycle goes on).
         rejected: dict[tuple[int, Any], float] = {}
-        bounds: dict[tuple[int, Any], float] = {}  # (by demand: the same all cycle)
-        limit_hit = False
+        #: By demand (the same all cycle): the bound, and where a reservation from it is
+        #: entered at the earliest (on nodes, rounded down: :meth:`_enter`).
+        bounds: dict[tuple[int, Any], tuple[float, float]] = {}
+        on_nodes = isinstance(res, WholeNodeResources)
+        limit_hit = new = False
         starts_before = len(started)
+        unseen = self._unseen(now)
+        max_test, max_user, limits = s.bf_max_job_test, s.bf_max_job_user, self._limits
+        could_start_now = self._could_start_now
         for job in self.queue:
             if job in done:
                 continue
-            if tested >= s.bf_max_job_test:
+            if job.submit == unseen:  # (not seen until the next cycle)
+                new = True
+                continue
+            if tested >= max_test:
                 limit_hit = True
                 break
-            if s.bf_max_job_user and per_user[job.user] >= s.bf_max_job_user:
-                limit_hit = True
-                continue
-            per_user[job.user] += 1
+            if max_user:
+                if per_user[job.user] >= max_user:
+                    limit_hit = True
+                    continue
+                per_user[job.user] += 1
             tested += 1
-            if self._limits and (why := self._held(job)) is not None:
+            if limits and (why := self._held(job)) is not None:
                 self._reason[job] = why
                 continue
-            duration = math.ceil(job.estimate / step) * step
+            duration = job.estimate
             demand = job.demand
             group = 0 if demand is None else groups[demand.part]
             ahead = waiting.get(group)
             key = (job.size, demand)
-            if self._could_start_now(res, job):
+            if could_start_now(res, job):
                 where = (
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )
-                while where is not None and ahead is not None and now + duration > ahead.lowest():
+                while where is not None and ahead is not None and now + duration >= ahead.lowest():
                     earlier, length = ahead.pop()
                     if self._reserve(earlier, length, horizon, res, reserved):
                         where = res.fits_now(job, duration)
@@ -669,12 +806,13 @@ class SLURM(Scheduler):
                     continue
             bound = bounds.get(key)  # (it waits for a reservation of its own)
             if bound is None:
-                bound = bounds[key] = self._bound(res, job)
-            if bound < horizon:  # (else no reservation, whatever the plan)
+                at = self._bound(res, job)
+                bound = bounds[key] = (at, self._round_down(at) if on_nodes else at)
+            if bound[0] < horizon:  # (else no reservation, whatever the plan)
                 if ahead is None:
                     ahead = waiting[group] = _Waiting()
-                ahead.push(job, duration, bound)
-        self._dirty = limit_hit and len(started) > starts_before
+                ahead.push(job, duration, bound[1])
+        self._dirty = new or (limit_hit and len(started) > starts_before)
 
     def _bound(self, res: Resources, job: Job) -> float:
         """No plan of this cycle starts ``job`` before this time (``res.lower_bound``)."""
@@ -685,14 +823,48 @@ class SLURM(Scheduler):
     ) -> bool:
         """Reserve ``job`` (which cannot start now) at its earliest start in the cycle's plan
         if one is due: within the window, under its partition's count. True if reserved."""
-        start, where = res.earliest(job, duration, horizon)
+        start, where = self._earliest(res, job, duration, horizon)
         limit = self.settings.bf_job_part_count_reserve
         part = self._part(job)
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
         reserved[part] += 1
-        res.reserve(job, start, where, duration)
+        self._enter(res, job, start, where, duration)
         return True
+
+    def _earliest(
+        self, res: Resources, job: Job, duration: float, horizon: float
+    ) -> tuple[float, Any]:
+        """The start of ``job`` (which cannot start now) in the cycle's plan, and where: on
+        nodes as Slurm's backfill plans it (:meth:`WholeNodeResources.slurm_start`, with
+        Slurm's estimate of when running jobs end); on processors the earliest, the running
+        jobs ending at their time limits."""
+        if isinstance(res, WholeNodeResources):
+            return res.slurm_start(job, duration, horizon, self._releases, self._round_down)
+        return res.earliest(job, duration, horizon)
+
+    def _enter(self, res: Resources, job: Job, start: float, where: Any, duration: float) -> None:
+        """Reserve ``where`` for ``job``, planned to start at ``start`` and run ``duration``
+        seconds, as Slurm 22.05.8 enters it in its plan: start and end rounded down to
+        multiples of ``bf_resolution`` on the clock (src/plugins/sched/backfill/backfill.c:
+        2857-2864), one step at least (backfill.c:3298-3299), and closed at its start (a job
+        ending then collides with it: backfill.c:2417). On processors the start is kept: held
+        from the rounded start, processors still busy then would be counted twice (Slurm holds
+        whole nodes, those the job will have, from then on)."""
+        begin = self._round_down(start)
+        end = max(self._round_down(start + duration), begin + self.settings.bf_resolution)
+        if not isinstance(res, WholeNodeResources):
+            begin = start
+        res.reserve(job, begin, where, end - begin, closed=True)
+
+    def _will_run(self, ends: np.ndarray) -> np.ndarray:
+        return will_run_releases(ends, self.time_zero)
+
+    def _round_down(self, t: float) -> float:
+        """``t`` rounded down to a multiple of ``bf_resolution`` on the clock (time 0 is
+        ``time_zero`` on it)."""
+        step, zero = self.settings.bf_resolution, self.time_zero
+        return (t + zero) // step * step - zero
 
     # -- QOS ---------------------------------------------------------------------------------
     def _qos_name(self, job: Job) -> str:
@@ -778,6 +950,8 @@ class SLURM(Scheduler):
             wake = (math.floor(now / s.bf_interval) + 1) * s.bf_interval  # the next cycle
         if self._timed_priority and s.PriorityCalcPeriod > 0 and self._fits:
             wake = min(wake, self._next_calc)
+        if self._fresh is not None and s.batch_sched_delay >= 0:
+            wake = min(wake, self._batch_due())
         return wake
 
     def decision_records(self) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from sitesim.engine.event_queue import SiteEnvironment
 from sitesim.engine.profile import AvailabilityProfile, shadow_time
-from sitesim.engine.resources import Resources, Running
+from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.errors import JobStateError, SchedulerError, require
 
 if TYPE_CHECKING:
@@ -197,13 +197,27 @@ class ProcessorResources(Resources):
         return bool(where <= self.free)
 
     def earliest(
-        self, job: Job, duration: float | None = None, before: float = math.inf
+        self,
+        job: Job,
+        duration: float | None = None,
+        before: float = math.inf,
+        releases: Releases | None = None,
     ) -> tuple[float, Any | None]:
+        if releases is not None:
+            raise ValueError("processors count resources back at the estimated ends")
         length = job.estimate if duration is None else duration
         return self._profile().earliest(job.size, length), job.size
 
-    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
-        self._profile().take(start, where, job.estimate if duration is None else duration)
+    def reserve(
+        self,
+        job: Job,
+        start: float,
+        where: Any,
+        duration: float | None = None,
+        closed: bool = False,
+    ) -> None:
+        length = job.estimate if duration is None else duration
+        self._profile().take(start, where, length, closed)
 
     def _profile(self) -> AvailabilityProfile:
         profile = self.profile

@@ -25,7 +25,7 @@ class AvailabilityProfile:
             processors at its estimated end.
     """
 
-    __slots__ = ("free", "times")
+    __slots__ = ("closed", "free", "times")
 
     def __init__(self, now: float, free: int, running: Running) -> None:
         times = [now]
@@ -38,6 +38,8 @@ class AvailabilityProfile:
                 avail.append(avail[-1] + size)
         self.times = times
         self.free = avail
+        #: The starts of closed reservations (:meth:`take`).
+        self.closed: set[float] = set()
 
     def place(self, size: int, duration: float) -> float:
         """Reserve ``size`` processors at the earliest time they are free for ``duration``
@@ -47,8 +49,9 @@ class AvailabilityProfile:
         return start
 
     def earliest(self, size: int, duration: float) -> float:
-        """The earliest time ``size`` processors are free for ``duration`` seconds."""
-        times, free = self.times, self.free
+        """The earliest time ``size`` processors are free for ``duration`` seconds (and at
+        its end, if a closed reservation begins then)."""
+        times, free, closed = self.times, self.free, self.closed
         n = len(times)
         k = 0
         while True:  # the earliest fit: step k starts it, step j is the first at or after its end
@@ -57,7 +60,7 @@ class AvailabilityProfile:
             start = times[k]
             end = start + duration
             j = k + 1
-            while j < n and times[j] < end:
+            while j < n and (times[j] < end or (times[j] == end and end in closed)):
                 if free[j] < size:
                     break
                 j += 1
@@ -65,12 +68,18 @@ class AvailabilityProfile:
                 return start
             k = j
 
-    def take(self, start: float, size: int, duration: float) -> None:
-        """Take ``size`` processors on ``[start, start + duration)`` (they must be free)."""
+    def take(self, start: float, size: int, duration: float, closed: bool = False) -> None:
+        """Take ``size`` processors on ``[start, start + duration)`` (free then, but for a
+        reservation of Slurm's, whose start is rounded down);
+        ``closed``: a job ending at ``start`` does not fit beside it either (Slurm's backfill:
+        src/plugins/sched/backfill/backfill.c:2417 in Slurm 22.05.8)."""
         if not duration > 0:
             return
         times, free = self.times, self.free
         end = start + duration
+        start = max(start, times[0])  # (rounded down to before the profile begins)
+        if closed:
+            self.closed.add(start)
         k = bisect_right(times, start) - 1
         if times[k] != start:  # (a start between steps: split the step)
             k += 1

@@ -31,7 +31,7 @@ faster, giving the same decisions (the property tests compare them on random wor
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 
 #: The running jobs as one pool: ``(estimated end, job id, cores held)`` ascending.
 Running = list[tuple[float, int, int]]
+
+#: When a plan counts running jobs' resources back, from their estimated ends (ascending, an
+#: array): the same length, never earlier, never out of order (a scheduler's estimate, as
+#: Slurm's of a pending job's start).
+Releases = Callable[["np.ndarray"], "np.ndarray"]
 
 
 class Plan(Protocol):
@@ -115,21 +120,43 @@ class Resources:
         """``job`` starts now on ``where`` (it holds it until its estimated end)."""
         raise NotImplementedError
 
+    def fits_now_outside(self, job: Job, parts: set[int]) -> Any | None:
+        """:meth:`fits_now` on the nodes of no partition in ``parts`` (Slurm's main scheduler
+        keeps a partition's nodes from the rest of its pass once a job of it cannot start);
+        asked only of plans on nodes whose reservations hold whole nodes."""
+        raise NotImplementedError
+
     def free_now(self, where: Any) -> bool:
         """True if ``where`` is free now (what this pass started holds its resources)."""
         raise NotImplementedError
 
     def earliest(
-        self, job: Job, duration: float | None = None, before: float = math.inf
+        self,
+        job: Job,
+        duration: float | None = None,
+        before: float = math.inf,
+        releases: Releases | None = None,
     ) -> tuple[float, Any | None]:
         """The earliest start of ``job`` for ``duration`` seconds (its estimate if None) in
         this pass's plan, and where; ``(inf, None)`` if it never fits. If the earliest start
-        is not before ``before``, ``(inf, None)`` may be returned instead."""
+        is not before ``before``, ``(inf, None)`` may be returned instead. ``releases``: when
+        the running jobs (and those the pass started) give their resources back, from their
+        estimated ends (by default then); one function for the whole pass, asked of the plans
+        holding whole nodes only (:mod:`sitesim.platform.whole_nodes`)."""
         raise NotImplementedError
 
-    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+    def reserve(
+        self,
+        job: Job,
+        start: float,
+        where: Any,
+        duration: float | None = None,
+        closed: bool = False,
+    ) -> None:
         """Hold ``where`` for ``job`` on ``[start, start + duration)`` in this pass's plan
-        (``duration``: its estimate if None)."""
+        (``duration``: its estimate if None). ``closed``: a job that would end exactly at
+        ``start`` collides with it too (as Slurm's backfill tests its reservations); only the
+        plans on processors and those holding whole nodes make them."""
         raise NotImplementedError
 
     # -- plans kept from pass to pass --------------------------------------------------------------

@@ -437,7 +437,7 @@ class Site:
         if not self._unfinished:
             if not self._drained.triggered:
                 self._drained.succeed()
-        elif not self.machine.running and not self._changes_to_come():
+        elif not self.machine.running and not self._changes_to_come() and not self._woken_later():
             stalled = getattr(self.machine, "stalled", None)  # (a machine that can say why)
             if stalled is not None and (why := stalled(self._unfinished)) is not None:
                 raise ConfigError(why)
@@ -445,6 +445,11 @@ class Site:
                 f"scheduler {self.scheduler.name} leaves {self._unfinished} jobs waiting on an "
                 "idle machine after the last submission: they would never start"
             )
+
+    def _woken_later(self) -> bool:
+        """A timed scheduler has asked for a pass to come (it waits on purpose: SLURM's main
+        scheduler runs a few seconds after a submission, as slurmctld does)."""
+        return self._wake_at is not None and self._wake_at < math.inf
 
     def _changes_to_come(self) -> bool:
         """On a platform: outages are still to come (jobs may wait for nodes to come back; a

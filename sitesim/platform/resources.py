@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sitesim.engine.resources import Resources, Running
+from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.platform.placement import Alloc, Demand, Free, place
 from sitesim.platform.profile import NodeProfile
 
@@ -146,13 +146,28 @@ class NodeResources(Resources):
         return self.work.holds(where)
 
     def earliest(
-        self, job: Job, duration: float | None = None, before: float = math.inf
+        self,
+        job: Job,
+        duration: float | None = None,
+        before: float = math.inf,
+        releases: Releases | None = None,
     ) -> tuple[float, Any | None]:
+        if releases is not None:
+            raise ValueError("exact plans on nodes count resources back at estimated ends")
         length = job.estimate if duration is None else duration
         self._reach_to(self.now + length)
         return self._plan().earliest(job.demand, length)
 
-    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+    def reserve(
+        self,
+        job: Job,
+        start: float,
+        where: Any,
+        duration: float | None = None,
+        closed: bool = False,
+    ) -> None:
+        if closed:
+            raise ValueError("exact reservations on nodes are half-open: closed=False only")
         length = job.estimate if duration is None else duration
         self._plan().reserve(start, length, where)
         self._failed.clear()  # (those tried before had no reservation to respect)

@@ -5,8 +5,10 @@ Slurm's backfill scheduler plans on a map of the nodes available over time (the 
 of its backfill plugin): the running jobs hold their cores, GPUs and memory until their time
 limits; a job it reserves takes its nodes whole, from its planned start to its planned end, and
 so does a maintenance window. A job may start now only on nodes that no reservation or window
-holds before it ends. :class:`WholeNodeResources` is that plan for one pass (the
-:class:`~sitesim.engine.resources.Resources` of a scheduler whose
+holds before it ends (a reservation made *closed* holds its nodes from its start on for a job
+that ends exactly then, too: Slurm tests ``node_space[j].begin_time <= end_time``,
+src/plugins/sched/backfill/backfill.c:2417 in Slurm 22.05.8). :class:`WholeNodeResources` is
+that plan for one pass (the :class:`~sitesim.engine.resources.Resources` of a scheduler whose
 :attr:`~sitesim.engine.scheduler.Scheduler.reservations` are ``whole_nodes``, such as SLURM):
 
 - :meth:`~WholeNodeResources.fits_now`: where a job starts now, touching no window or
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sitesim.engine.resources import Resources, Running
+from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.platform.placement import Alloc, Demand, Free, place
 from sitesim.platform.profile import _add_rows
 
@@ -78,10 +80,16 @@ class WholeNodeResources(Resources):
         #: and per node, the first start of a block holding it.
         self._blocks: dict[int, _Blocks] = {}
         self._first_block = np.full(len(self.parts.node_group), math.inf)
+        #: Per node, the first start of a closed block holding it (None while there is none).
+        self._first_closed: np.ndarray | None = None
+        #: The nodes of the partitions :meth:`fits_now_outside` last kept out, as a mask.
+        self._outside: tuple[frozenset[int], np.ndarray] | None = None
         #: Per partition, the cores a plain demand can have now (see could_start_now).
         self._usable: dict[int, int] = {}
         #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
         self._returns: dict[int, Returns] = {}
+        #: When the running jobs give back, from their ends (:meth:`earliest`'s ``releases``).
+        self._releases: Releases | None = None
         for down, up, alloc in machine.windows:  # (by start)
             if up <= now:
                 continue
@@ -104,6 +112,17 @@ class WholeNodeResources(Resources):
     def fits_now(self, job: Job, duration: float | None = None) -> Alloc | None:
         end = self.now + (job.estimate if duration is None else duration)
         return place(self.parts, job.demand, self._clear(end, job.demand))
+
+    def fits_now_outside(self, job: Job, parts: set[int]) -> Alloc | None:
+        key = frozenset(parts)
+        if self._outside is None or self._outside[0] != key:
+            off = np.zeros(len(self.parts.node_group), dtype=bool)
+            for part in parts:
+                off |= self.parts.member[part]
+            self._outside = (key, off)
+        demand = job.demand
+        free = _without(self._clear(self.now + job.estimate, demand), self._outside[1])
+        return place(self.parts, demand, free)
 
     def could_start_now(self, job: Job) -> bool:
         demand = job.demand
@@ -149,6 +168,8 @@ class WholeNodeResources(Resources):
         """Free now on the nodes no block holds before ``end`` (what placing ``demand``
         reads: cores, and GPUs and memory if it asks for them on shared nodes)."""
         held = self._first_block < end
+        if self._first_closed is not None:
+            held |= self._first_closed <= end
         if not held.any():
             return self.work
         if demand.gpus or demand.memory:
@@ -163,23 +184,46 @@ class WholeNodeResources(Resources):
         demand = job.demand
         return max(self.now, self.machine.bound(demand.part, demand.cores))
 
-    def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
+    def reserve(
+        self,
+        job: Job,
+        start: float,
+        where: Any,
+        duration: float | None = None,
+        closed: bool = False,
+    ) -> None:
         alloc: Alloc = where
         end = start + (job.estimate if duration is None else duration)
-        self._block(start, end, alloc.nodes, {int(self.parts.node_group[alloc.nodes[0]])})
+        group = int(self.parts.node_group[alloc.nodes[0]])
+        self._block(start, end, alloc.nodes, {group}, closed)
 
-    def _block(self, start: float, end: float, nodes: np.ndarray, groups: set[int]) -> None:
-        """Hold ``nodes`` whole over ``[start, end)`` in the plan of each of ``groups``."""
+    def _block(
+        self, start: float, end: float, nodes: np.ndarray, groups: set[int], closed: bool = False
+    ) -> None:
+        """Hold ``nodes`` whole over ``[start, end)`` in the plan of each of ``groups``
+        (``closed``: from ``start`` on for a job that ends at ``start``, too)."""
         for group in groups:
             blocks = self._blocks.get(group)
             if blocks is None:
                 blocks = self._blocks[group] = _Blocks()
-            blocks.add(start, end, nodes)
-        np.minimum.at(self._first_block, nodes, start)
+            blocks.add(start, end, nodes, closed)
+        if closed:
+            if self._first_closed is None:
+                self._first_closed = np.full(len(self._first_block), math.inf)
+            np.minimum.at(self._first_closed, nodes, start)
+        else:
+            np.minimum.at(self._first_block, nodes, start)
 
     def earliest(
-        self, job: Job, duration: float | None = None, before: float = math.inf
+        self,
+        job: Job,
+        duration: float | None = None,
+        before: float = math.inf,
+        releases: Releases | None = None,
     ) -> tuple[float, Alloc | None]:
+        if releases != self._releases:
+            self._releases = releases
+            self._returns.clear()
         demand = job.demand
         duration = job.estimate if duration is None else duration
         now = self.now
@@ -191,6 +235,74 @@ class WholeNodeResources(Resources):
             return math.inf, None  # (not before ``before``; never if inf)
         blocks = self._blocks.get(self.groups[demand.part]) or _Blocks()
         return _Sweep(self, demand, duration, first, blocks, before).run()
+
+    def slurm_start(
+        self,
+        job: Job,
+        duration: float,
+        before: float,
+        releases: Releases,
+        round_down: Callable[[float], float],
+    ) -> tuple[float, Alloc | None]:
+        """A job's start as Slurm 22.05.8's backfill scheduler plans it (``_attempt_backfill``,
+        src/plugins/sched/backfill/backfill.c:2361-2895), and where; ``(inf, None)`` if not
+        before ``before``. From ``start_res`` (now at first):
+
+        - the nodes no block holds over ``[start_res, start_res + duration]`` (closed at the
+          end, backfill.c:2417; unless none fits, backfill.c:2448-2456);
+        - on them, the job's start as the running jobs end (``releases``: Slurm's estimate,
+          the blocks ignored: the select plugin's will-run test) and the nodes;
+        - the start is no earlier than ``start_res``; if it is later than the first end of a
+          block after ``start_res`` (``later_start``, backfill.c:2390-2412), that block's end
+          is tried instead (backfill.c:2880-2888);
+        - a later start whose reservation, rounded down (``round_down``: to bf_resolution on
+          the clock), overlaps a block on its nodes (half-open: backfill.c:3391-3421) is tried
+          again from that start (backfill.c:2905-2918).
+
+        Each try moves ``start_res`` later, to the end of a block or past one.
+        """
+        if releases != self._releases:
+            self._releases = releases
+            self._returns.clear()
+        demand = job.demand
+        now = self.now
+        found = self._blocks.get(self.groups[demand.part])
+        starts, ends, closed = found.arrays() if found else (_NONE, _NONE, None)
+        held_by = found.nodes if found else []
+        mine = self.parts.member[demand.part]
+        touches = np.array([bool(mine[n].any()) for n in held_by], dtype=bool)
+        first = self.lower_bound(job)
+        start_res = now
+        while start_res < before:
+            end = start_res + duration
+            begun = starts < end  # (windows: a job may end as one begins)
+            if closed is not None:  # (reservations: it may not, backfill.c:2417)
+                begun = begun | (closed & (starts == end))
+            over = np.flatnonzero((ends > start_res) & begun)
+            off = np.zeros(len(mine), dtype=bool)
+            for k in over.tolist():
+                off[held_by[k]] = True
+            later = ends[(ends > start_res) & touches]
+            later_start = float(later.min()) if len(later) else math.inf
+            everywhere = _Blocks()
+            if off.any():
+                everywhere.add(-math.inf, math.inf, np.flatnonzero(off))
+            at, alloc = _Sweep(self, demand, duration, first, everywhere, before).run()
+            if alloc is None:
+                start_res = later_start  # (nowhere on these nodes: after the next block)
+                continue
+            start = max(at, start_res)
+            if start > later_start:
+                start_res = later_start
+                continue
+            if start > now:
+                begin, stop = round_down(start), round_down(start + duration)
+                hit = np.flatnonzero((ends > begin) & (starts < stop))
+                if any(np.isin(held_by[k], alloc.nodes).any() for k in hit.tolist()):
+                    start_res = start if start > start_res else later_start
+                    continue
+            return start, alloc
+        return math.inf, None
 
     def _returns_of(self, part: int) -> Returns:
         """What partition ``part``'s nodes give the sweep over time. On a shared partition,
@@ -215,6 +327,8 @@ class WholeNodeResources(Resources):
             ends, nodes, cores = ends[inside], nodes[inside], cores[inside]
             order = np.argsort(ends, kind="stable")
             ends, nodes, cores = ends[order], nodes[order], cores[order]
+        if self._releases is not None and len(ends):  # (on the partition's nodes)
+            ends = self._releases(ends)
         base = np.where(member, work.cores, 0)
         if parts.exclusive[part]:
             capacity = parts.platform.cores
@@ -235,6 +349,13 @@ class WholeNodeResources(Resources):
         state = self.work.copy()
         table = self.machine.releases.by_end()
         gives = self._gives
+        if self._releases is not None and (len(table[0]) or gives):
+            # (the rows and the jobs of the pass together, as the running jobs they all are)
+            every = np.sort(np.concatenate([table[0], [t for t, _ in gives]]))
+            released = self._releases(every)
+            table = (_released(table[0], every, released), *table[1:])
+            later = _released(np.array([t for t, _ in gives]), every, released).tolist()
+            gives = [(t, alloc) for t, (_, alloc) in zip(later, gives, strict=True)]
         done = [0, 0]  # rows of the table, entries of gives, applied
 
         def at(t: float) -> Free:
@@ -283,20 +404,24 @@ class _Sweep:
         times = self.times
         i = int(np.searchsorted(times, first, side="right"))
         self._add(0, i)
-        # blocks held over [first, first + d) now; the others begin (for starts after
-        # start - d) or end (for starts from end on) during the sweep, at the same time ends
-        # first
+        # blocks held over [first, first + d) now (a closed one over [first, first + d]);
+        # the others begin (for starts after start - d; a closed one's from start - d on) or
+        # end (for starts from end on) during the sweep; at one time, closed ones begin first,
+        # then ends, then the others begin
         blocks = self.blocks
-        starts, ends = blocks.arrays()
+        starts, ends, closed = blocks.arrays()
         live = np.flatnonzero(ends > first)
         now_held = starts[live] < first + d
+        if closed is not None:
+            now_held |= closed[live] & (starts[live] == first + d)
         if now_held.any():
             held = [blocks.nodes[k] for k in live[now_held].tolist()]
             every = held[0] if len(held) == 1 else np.concatenate(held)
             self.held += np.bincount(every, minlength=len(self.held))
         later = live[~now_held]
         times_at = np.concatenate([starts[later] - d, ends[live]])
-        begins = np.concatenate([np.ones(len(later), np.int64), np.zeros(len(live), np.int64)])
+        kind = np.ones(len(later), np.int64) if closed is None else 1 - 2 * closed[later]
+        begins = np.concatenate([kind, np.zeros(len(live), np.int64)])
         which = np.concatenate([later, live])
         order = np.lexsort((begins, times_at))
         edges = zip(
@@ -309,8 +434,9 @@ class _Sweep:
             if at >= self.before:
                 break
             nodes = blocks.nodes[k]
-            if begin:  # (held for starts after ``at``: the returns up to it come first)
-                hi = int(np.searchsorted(times, at, side="right"))
+            if begin:  # (held for starts after ``at``, or from ``at`` on if closed (-1): the
+                # returns up to it, or before it, come first)
+                hi = int(np.searchsorted(times, at, side="right" if begin > 0 else "left"))
                 if (found := self._scan(i, hi)) is not None:
                     return found
                 i = hi
@@ -394,27 +520,47 @@ def _without(state: Free, held: np.ndarray) -> Free:
 
 
 class _Blocks:
-    """Blocks (whole nodes held over ``[start, end)``) in the order they were made."""
+    """Blocks (whole nodes held over ``[start, end)``, some closed) in the order they were
+    made."""
 
-    __slots__ = ("_arrays", "ends", "nodes", "starts")
+    __slots__ = ("_arrays", "closed", "ends", "nodes", "starts")
 
     def __init__(self) -> None:
         self.starts: list[float] = []
         self.ends: list[float] = []
         self.nodes: list[np.ndarray] = []
-        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self.closed: list[bool] = []
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
 
-    def add(self, start: float, end: float, nodes: np.ndarray) -> None:
+    def add(self, start: float, end: float, nodes: np.ndarray, closed: bool = False) -> None:
         self.starts.append(start)
         self.ends.append(end)
         self.nodes.append(nodes)
+        self.closed.append(closed)
         self._arrays = None
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """The starts and ends as arrays."""
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The starts and ends as arrays, and which blocks are closed (None if none is)."""
         if self._arrays is None:
-            self._arrays = (np.array(self.starts, dtype=float), np.array(self.ends, dtype=float))
+            closed = np.array(self.closed, dtype=bool) if any(self.closed) else None
+            self._arrays = (
+                np.array(self.starts, dtype=float),
+                np.array(self.ends, dtype=float),
+                closed,
+            )
         return self._arrays
+
+
+def _released(ends: np.ndarray, every: np.ndarray, released: np.ndarray) -> np.ndarray:
+    """Each of ``ends`` (among ``every``, sorted) at its release (``released``, aligned with
+    ``every``; equal ends are released together)."""
+    if not len(ends):
+        return ends
+    return released[np.searchsorted(every, ends, side="right") - 1]
+
+
+#: No blocks.
+_NONE = np.zeros(0)
 
 
 def _first(entry: tuple[float, Alloc]) -> float:

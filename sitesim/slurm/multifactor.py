@@ -84,6 +84,7 @@ class SlurmSettings:
     bf_resolution: float = 60.0
     bf_max_job_user: int = 0
     bf_job_part_count_reserve: int = 0
+    batch_sched_delay: float = 3.0  # (-1: the main scheduler at every pass)
 
     @classmethod
     def build(cls, given: Mapping[str, Any], where: str = "SLURM") -> SlurmSettings:
@@ -91,7 +92,7 @@ class SlurmSettings:
         Slurm's units (``PriorityMaxAge`` and ``PriorityDecayHalfLife`` in Slurm's time syntax
         or minutes, ``PriorityCalcPeriod`` and ``bf_window`` in minutes, ``bf_interval`` and
         ``bf_resolution`` in seconds; a bf_interval of 0 runs the backfill scheduler at every
-        pass).
+        pass; ``batch_sched_delay`` in seconds, -1 runs the main scheduler at every pass).
 
         Raises:
             ConfigError: ``where: key: problem``, naming the allowed values.
@@ -216,6 +217,17 @@ def _backfill_interval(raw: Any) -> float:
     return _interval("seconds", 0.0)(raw)
 
 
+def _batch_delay(raw: Any) -> float:
+    """``batch_sched_delay``: seconds >= 0, or -1 (sitesim's own: the main scheduler at every
+    pass, a job started in the second it is submitted)."""
+    try:
+        if float(str(raw).strip()) == -1:
+            return -1.0
+    except ValueError:
+        pass  # (said below)
+    return _interval("seconds", 0.0)(raw)
+
+
 def _duration(positive: bool) -> Callable[[Any], float]:
     """A time in Slurm's syntax (a number: minutes), in seconds; > 0 when ``positive``."""
 
@@ -269,6 +281,7 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "bf_resolution": _interval("seconds", 1.0),
     "bf_max_job_user": _whole(0),
     "bf_job_part_count_reserve": _whole(0),
+    "batch_sched_delay": _batch_delay,
 }
 _MINUTES = {"PriorityCalcPeriod", "bf_window"}
 _DURATIONS = {"PriorityMaxAge", "PriorityDecayHalfLife"}

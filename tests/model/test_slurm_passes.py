@@ -6,18 +6,22 @@ checks the start times it gives on a 4-processor machine.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.schedulers import SLURM
 from tests.conftest import run_jobs
 
-#: Backfill at every pass, every limit lifted (as in the property tests).
+#: Backfill at every pass, every limit lifted (as in the property tests), the main scheduler
+#: at every pass (a job may start as it is submitted).
 UNLIMITED: dict[str, Any] = {
+    "batch_sched_delay": -1,
     "bf_interval": 0,
     "default_queue_depth": 10**6,
     "bf_max_job_test": 10**6,
@@ -44,9 +48,11 @@ def test_bf_max_job_test_stops_the_cycle_before_a_job_it_could_start() -> None:
     assert starts(BLOCKED, bf_max_job_test=1) == [0.0, 100.0, 150.0]
 
 
-def test_bf_resolution_rounds_time_limits_up() -> None:
-    # 90 s rounded up to 120 s would end at 122 > 100: it no longer backfills
-    assert starts(BLOCKED, bf_resolution=60, bf_window=10) == [0.0, 100.0, 150.0]
+def test_on_processors_a_reservation_keeps_its_start() -> None:
+    # the wide job's reservation from 100 s: on nodes it would be entered from 60 s (rounded
+    # down to a minute), on processors it keeps its start (held from 60 s, processors busy
+    # until 100 s would be counted twice): the narrow job, ending at 92 s, backfills
+    assert starts(BLOCKED, bf_resolution=60, bf_window=10) == [0.0, 100.0, 2.0]
 
 
 def test_beyond_bf_window_a_job_gets_no_reservation() -> None:
@@ -190,3 +196,107 @@ def test_a_reservation_holds_its_nodes_whole_on_shared_nodes() -> None:
 
     assert run(EASY()) == [0.0, 0.0, 50.0, 2.0]
     assert run(SLURM(bf_job_part_count_reserve=1, **UNLIMITED)) == [0.0, 0.0, 50.0, 50.0]
+
+
+# Rules of Slurm 22.05.8's schedulers (src/ in its source) that the records of real Slurm runs
+# show (tests/data/slurm_real; docs/results/real-slurm.md): each case below is a small one
+# built as the recorded runs are, on one 64-core node or processors, at Slurm's defaults
+# (bf_interval=30, bf_resolution=60).
+
+#: Each rule apart from slurmctld's timing (the main scheduler at every pass).
+ONE_RULE: dict[str, Any] = {"batch_sched_delay": -1}
+
+#: A 32-core job holding half the node to 230 s; a 64-core job waiting (reserved from 230 s);
+#: a 32-core job that fits beside the first, its time limit a parameter.
+HALF = [(0.0, 32, 230.0, 230.0), (0.0, 64, 60.0, 60.0)]
+
+
+def on_node_or_processors(
+    jobs: list[tuple[float, int, float, float]], on_node: bool, **settings: Any
+) -> list[float]:
+    """Start times on one 64-core node (a platform) or on 64 processors."""
+    from sitesim.platform.description import Platform
+
+    if not on_node:
+        return run_jobs(jobs, 64, SLURM(**ONE_RULE, **settings)).records["start"].tolist()  # type: ignore[no-any-return]
+    platform = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 1, "cores": 64}],
+            "partitions": [{"name": "batch", "nodes": ["n"], "allocation": "shared"}],
+        }
+    )
+    submit, size, runtime, estimate = (list(c) for c in zip(*jobs, strict=True))
+    site = Site(platform, SLURM(**ONE_RULE, **settings))
+    site.add_user(TraceUser(TraceWorkload.from_jobs(submit, size, runtime, estimate)))
+    return np.sort(site.run().records, order="id")["start"].tolist()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("on_node", [True])  # (on processors a reservation keeps its start)
+def test_a_reservation_is_rounded_down_on_the_clock_and_candidates_keep_their_limits(
+    on_node: bool,
+) -> None:
+    # Time 0 at 07:59:43 (case a, run 1): the reservation from 230 s (08:03:33) is entered
+    # from 08:03:00, 197 s (backfill.c:2857-2864). A job of a 190 s limit ends before it
+    # and backfills at once; one of 200 s runs into it and starts after the wide job.
+    # (Rounding the candidate's limit up to 240 s instead, and keeping the reservation at
+    # 230 s, turned the first away too.)
+    zero = 1795766383.0
+    for limit, first in ((190.0, 0.0), (200.0, 290.0)):
+        jobs = [*HALF, (0.0, 32, limit, limit)]
+        assert on_node_or_processors(jobs, on_node, time_zero=zero)[2] == first, limit
+    # time 0 on the minute: the reservation is entered from 180 s, and the 190 s job waits
+    jobs = [*HALF, (0.0, 32, 190.0, 190.0)]
+    assert on_node_or_processors(jobs, on_node)[2] == 290.0
+
+
+@pytest.mark.parametrize("on_node", [True, False])
+def test_a_job_ending_when_a_reservation_begins_runs_into_it(on_node: bool) -> None:
+    # The reservation from 180 s (on the minute: not moved); a job of a 180 s limit would end
+    # exactly then. Slurm tests node_space[j].begin_time <= end_time (backfill.c:2417): it
+    # does not backfill (it starts after the wide job); one of 179 s does.
+    half = [(0.0, 32, 180.0, 180.0), (0.0, 64, 60.0, 60.0)]
+    assert on_node_or_processors([*half, (0.0, 32, 180.0, 180.0)], on_node)[2] == 240.0
+    assert on_node_or_processors([*half, (0.0, 32, 179.0, 179.0)], on_node)[2] == 0.0
+
+
+def test_a_partition_that_cannot_start_its_job_keeps_its_nodes_from_the_main_pass() -> None:
+    # Case d: nodes n1, n2 of 32 cores; batch on both, short on n2. A 32-core batch job runs
+    # on n1 to 300 s, a 64-core batch job waits. A 16-core short job arriving at 5 s fits on
+    # n2, but the main scheduler has taken batch's nodes (n1, n2) out of its pass once the
+    # 64-core job could not start (job_scheduler.c:1985-1992): the backfill cycle at 30 s
+    # starts it (in the recorded runs, such short jobs started at the next cycle, by backfill).
+    from sitesim.platform.description import Platform
+
+    platform = Platform.from_dict(
+        {
+            "nodes": [
+                {"type": "n1", "count": 1, "cores": 32},
+                {"type": "n2", "count": 1, "cores": 32},
+            ],
+            "partitions": [
+                {"name": "batch", "nodes": ["n1", "n2"], "allocation": "shared"},
+                {"name": "short", "nodes": ["n2"], "allocation": "shared"},
+            ],
+        }
+    )
+    jobs = [(0.0, 32, 300.0, 300.0, 1), (0.0, 64, 60.0, 60.0, 1), (5.0, 16, 60.0, 60.0, 2)]
+    submit, size, runtime, estimate, part = (list(c) for c in zip(*jobs, strict=True))
+    site = Site(platform, SLURM(**ONE_RULE))
+    workload = TraceWorkload.from_jobs(submit, size, runtime, estimate)
+    site.add_user(TraceUser(dataclasses.replace(workload, partition=np.array(part))))
+    records = np.sort(site.run().records, order="id")
+    assert records["start"].tolist() == [0.0, 300.0, 30.0]
+
+
+def test_the_main_scheduler_runs_as_slurmctld_times_it() -> None:
+    # Case a's first jobs (small: each fits at once), submitted at 0, 0, 5, 6, 10, 23, 24 s;
+    # real Slurm started them at 3, 3, 6, 9, 12, 24, 27 s (run 1). A batch job is not started
+    # as it is submitted (job_mgr.c:5497); the main scheduler runs for it at the background
+    # thread's next tick, 3 s (batch_sched_delay) after its last such pass at the soonest
+    # (controller.c:2221-2236). (The first two: Slurm's background pass before the first
+    # submission is not known; sitesim starts them at its first tick.)
+    submit = [0.0, 0.0, 5.0, 6.0, 10.0, 23.0, 24.0]
+    jobs = [(t, 1, 600.0, 600.0) for t in submit]
+    started = run_jobs(jobs, 64, SLURM()).records["start"].tolist()
+    assert started == [1.0, 1.0, 6.0, 9.0, 12.0, 24.0, 27.0]
+    assert run_jobs(jobs, 64, SLURM(batch_sched_delay=-1)).records["start"].tolist() == submit

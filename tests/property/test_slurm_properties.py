@@ -1,8 +1,11 @@
 """SLURM's limiting cases (Hypothesis): Slurm's main and backfill schedulers give
 
-- EASY's schedule, with one partition, a backfill cycle at every pass and one reservation per
-  partition (``bf_job_part_count_reserve=1``), every other limit lifted, in the same priority
-  order (all weights 0: by submission, as EASY);
+- with reservations as EASY and conservative backfilling make them (at the earliest start,
+  a job may end when one begins) and the main scheduler at every pass (:class:`HalfOpen`;
+  Slurm's differ: schedulers/slurm.py), EASY's schedule, with one partition, a backfill
+  cycle at every pass and one reservation per partition (``bf_job_part_count_reserve=1``),
+  every other limit lifted, in the same priority order (all weights 0: by submission, as
+  EASY);
 - conservative backfilling's schedule with no limit at all (jobs that end at their time
   limits: when a job ends early, conservative compresses its schedule in the order of its
   reservations, Slurm plans afresh in priority order);
@@ -42,6 +45,22 @@ UNLIMITED = {
 }
 
 
+class HalfOpen(SLURM):
+    """SLURM with reservations as EASY and conservative backfilling make them: at the
+    earliest start, for the time limit, half-open (a job may end when one begins); and the
+    main scheduler at every pass (``batch_sched_delay=-1``: a job may start as it is
+    submitted)."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(batch_sched_delay=-1, **settings)
+
+    def _earliest(self, res: Any, job: Any, duration: float, horizon: float) -> Any:
+        return res.earliest(job, duration, horizon)
+
+    def _enter(self, res: Any, job: Any, start: float, where: Any, duration: float) -> None:
+        res.reserve(job, start, where, duration)
+
+
 def starts(jobs: list[tuple[float, int, float, float]], machine: Any, policy: Scheduler) -> list:  # type: ignore[type-arg]
     if isinstance(machine, int):
         records = run_jobs(jobs, machine, policy).records
@@ -56,7 +75,7 @@ def starts(jobs: list[tuple[float, int, float, float]], machine: Any, policy: Sc
 @given(workloads(max_jobs=40))
 def test_one_reservation_a_partition_is_easy(workload: Workload) -> None:
     procs, jobs = workload
-    slurm = SLURM(bf_job_part_count_reserve=1, **UNLIMITED)  # type: ignore[arg-type]
+    slurm = HalfOpen(bf_job_part_count_reserve=1, **UNLIMITED)  # type: ignore[arg-type]
     assert starts(jobs, procs, slurm) == starts(jobs, procs, EASY())
 
 
@@ -64,7 +83,7 @@ def test_one_reservation_a_partition_is_easy(workload: Workload) -> None:
 def test_no_limit_is_conservative_backfilling(workload: Workload) -> None:
     procs, jobs = workload
     exact = [(submit, size, max(est, 1.0), max(est, 1.0)) for submit, size, _, est in jobs]
-    slurm = SLURM(**UNLIMITED)  # type: ignore[arg-type]
+    slurm = HalfOpen(**UNLIMITED)  # type: ignore[arg-type]
     assert starts(exact, procs, slurm) == starts(exact, procs, Conservative())
 
 
@@ -94,7 +113,7 @@ def test_one_reservation_a_partition_is_easy_on_nodes(
     _, jobs = workload
     platform = nodes(count, cores, allocation)
     jobs = [(s, min(size, count * cores), r, e) for s, size, r, e in jobs]
-    slurm = SLURM(bf_job_part_count_reserve=1, **UNLIMITED)  # type: ignore[arg-type]
+    slurm = HalfOpen(bf_job_part_count_reserve=1, **UNLIMITED)  # type: ignore[arg-type]
     assert starts(jobs, platform, slurm) == starts(jobs, platform, EASY())
 
 
@@ -125,9 +144,13 @@ class Literal(SLURM):
         done = {job for job, _ in started}
         horizon = now + s.bf_window
         tested, per_user, reserved = 0, Counter[int](), Counter[int]()
-        limit_hit, before = False, len(started)
+        limit_hit, new, before = False, False, len(started)
+        unseen = self._unseen(now)
         for job in self.queue:
             if job in done:
+                continue
+            if job.submit == unseen:
+                new = True
                 continue
             if tested >= s.bf_max_job_test:
                 limit_hit = True
@@ -139,10 +162,10 @@ class Literal(SLURM):
             tested += 1
             if self._limits and self._held(job) is not None:
                 continue
-            duration = math.ceil(job.estimate / s.bf_resolution) * s.bf_resolution
+            duration = job.estimate
             where = res.fits_now(job, duration)
             if where is None:  # (its reservation, if due: found with no bound on its start)
-                start, where = res.earliest(job, duration)
+                start, where = self._earliest(res, job, duration, math.inf)
                 part = self._part(job)
                 limit = s.bf_job_part_count_reserve
                 if (
@@ -151,13 +174,13 @@ class Literal(SLURM):
                     and not (limit and reserved[part] >= limit)
                 ):
                     reserved[part] += 1
-                    res.reserve(job, start, where, duration)
+                    self._enter(res, job, start, where, duration)
                 continue
             res.take_now(job, where)
             self._started(job, now, "backfill")
             started.append((job, where))
             done.add(job)
-        self._dirty = limit_hit and len(started) > before
+        self._dirty = new or (limit_hit and len(started) > before)
 
 
 SETTINGS = [{}, {"bf_window": 600, "bf_resolution": 60}, {"bf_interval": 0}, {"bf_max_job_test": 3}]

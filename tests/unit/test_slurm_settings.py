@@ -100,3 +100,26 @@ def test_the_priority_is_capped_at_32_bits_as_slurms() -> None:
     static = mf.static_part(*mf.static_factors(4, 64, 0, 0, 3600, 0, "normal"))
     assert mf.priority(static, 30 * 86_400.0, 1.0) == WEIGHT_MAX
     assert mf.priority(0.0, 0.0, 0.5) == WEIGHT_MAX // 2
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"time_zero": "noon"}, r"time_zero: must be a Unix time in seconds"),
+        ({"time_zero": float("nan")}, r"time_zero: must be a finite Unix time"),
+        ({"batch_sched_delay": -2}, r"batch_sched_delay: must be a number of seconds >= 0"),
+    ],
+)
+def test_a_bad_clock_or_batch_delay_is_refused_in_one_line(given: dict, said: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ConfigError, match=said):
+        SLURM(**given)
+
+
+def test_batch_sched_delay_is_read_from_scheduler_parameters(tmp_path: Path) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(
+        "SchedulerType=sched/backfill\nSchedulerParameters=bf_interval=30,batch_sched_delay=5\n"
+        "NodeName=n1 CPUs=4\nPartitionName=batch Nodes=n1 Default=YES\n"
+    )
+    assert SLURM(conf=str(conf)).settings.batch_sched_delay == 5.0
+    assert SLURM().settings.batch_sched_delay == 3.0  # (Slurm's default)

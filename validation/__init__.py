@@ -1,0 +1,1 @@
+"""Checks of sitesim against the real systems it models."""
