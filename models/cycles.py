@@ -13,6 +13,7 @@ until the next window opens and starts a new session there, submitting at the op
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,8 +57,13 @@ class ActivityCycle:
     @classmethod
     def draw(cls, rng: np.random.Generator, shares: CycleShares | None = None) -> ActivityCycle:
         """Draw a worker type and shift (three uniforms from the user's cycle stream)."""
+        return cls.from_uniforms(rng.random(3).tolist(), shares)
+
+    @classmethod
+    def from_uniforms(cls, u: Sequence[float], shares: CycleShares | None = None) -> ActivityCycle:
+        """The worker type and shift of three uniforms (day, weekday, shift), as :meth:`draw`."""
         shares = shares or CycleShares()
-        day, weekday, shift = rng.random(3).tolist()
+        day, weekday, shift = u
         return cls(
             day_worker=day < shares.day,
             weekday_worker=weekday < shares.weekday,

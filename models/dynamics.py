@@ -18,7 +18,7 @@ import math
 from sitesim.errors import require
 from sitesim.workload.profile import WorkloadProfile
 
-from .streams import draws, seconds, stream
+from .streams import Drawn, Streams, StreamTable, Transform, rounded
 
 #: Defaults of p_cont(r) = a / (b r + 1).
 PCONT_A, PCONT_B = 0.8, 0.05
@@ -38,15 +38,29 @@ def check_pcont(a: float, b: float) -> None:
 class SessionDynamics:
     """A complete user's continue-or-leave decisions and break lengths."""
 
+    _uniform = Drawn("continue")
+    #: ``break_length()`` gives the seconds of a break between sessions (the draws
+    #: themselves: one Python call less per value).
+    break_length = Drawn("break")
+
     def __init__(
-        self, profile: WorkloadProfile, seed: int, user: int, a: float = PCONT_A, b: float = PCONT_B
+        self,
+        profile: WorkloadProfile,
+        seed: int,
+        user: int,
+        a: float = PCONT_A,
+        b: float = PCONT_B,
+        *,
+        streams: Streams | None = None,
     ) -> None:
         check_pcont(a, b)
         self.a, self.b = a, b
-        self._uniform = draws(stream(seed, user, "continue"))
-        #: ``break_length()`` gives the seconds of a break between sessions (the draws
-        #: themselves: one Python call less per value).
-        self.break_length = seconds(stream(seed, user, "break"), profile.breaks.from_uniform)
+        self._streams = streams or StreamTable.alone(seed, user, self.transforms(profile))
+
+    @staticmethod
+    def transforms(profile: WorkloadProfile) -> dict[str, Transform]:
+        """The maps from uniforms to values of the dynamics' streams (continue: uniforms)."""
+        return {"break": rounded(profile.breaks.from_uniform)}
 
     def continues(self, response_seconds: float) -> bool:
         """One Bernoulli trial with p_cont of the response (converted to minutes here)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sitesim.workload.profile import WorkloadProfile
 
-from .streams import draws, seconds, stream
+from .streams import Drawn, Streams, StreamTable, Transform, rounded
 
 
 class Submittal:
@@ -22,14 +22,31 @@ class Submittal:
         think: ``think()`` gives the seconds of thinking between two batches of a session.
     """
 
+    _width = Drawn("width")
+    # (the draws themselves, not methods calling them: one Python call less per value)
+    gap = Drawn("gap")
+    think = Drawn("think")
+
     def __init__(
-        self, profile: WorkloadProfile, seed: int, user: int, *, max_width: int | None = None
+        self,
+        profile: WorkloadProfile,
+        seed: int,
+        user: int,
+        *,
+        max_width: int | None = None,
+        streams: Streams | None = None,
     ) -> None:
         self.max_width = max_width
-        self._width = draws(stream(seed, user, "width"), profile.batch_widths.from_uniform)
-        # (the draws themselves, not methods calling them: one Python call less per value)
-        self.gap = seconds(stream(seed, user, "gap"), profile.inter_submission.from_uniform)
-        self.think = seconds(stream(seed, user, "think"), profile.think_short.from_uniform)
+        self._streams = streams or StreamTable.alone(seed, user, self.transforms(profile))
+
+    @staticmethod
+    def transforms(profile: WorkloadProfile) -> dict[str, Transform]:
+        """The maps from uniforms to values of a submittal's streams."""
+        return {
+            "width": profile.batch_widths.from_uniform,
+            "gap": rounded(profile.inter_submission.from_uniform),
+            "think": rounded(profile.think_short.from_uniform),
+        }
 
     def width(self) -> int:
         """Jobs in the next batch (at most ``max_width``: a workload transform)."""

@@ -34,7 +34,7 @@ from sitesim.workload.profile import WorkloadProfile
 
 from .cycles import ActivityCycle, CycleShares
 from .dynamics import PCONT_A, PCONT_B, SessionDynamics, check_pcont
-from .streams import stream
+from .streams import Streams, StreamTable, Transform, stream
 from .submittal import Submittal
 from .synthetic import SyntheticUser, SyntheticWorkload
 from .utility import LeeSnavely
@@ -144,9 +144,26 @@ class UserModel:
         return data
 
     def users(self, count: int, profile: WorkloadProfile, procs: int, seed: int) -> list[User]:
-        """Users 1..count of this model (the synthetic model does not use ``profile``)."""
+        """Users 1..count of this model (the synthetic model does not use ``profile``).
+
+        Their streams are one table (:class:`~sitesim.models.streams.StreamTable`): the first
+        values of each purpose are drawn for all of them at once.
+        """
         require(count >= 1, f"users must be >= 1, got {count}")
-        return [self.user(uid, profile, procs, seed, users=count) for uid in range(1, count + 1)]
+        if self.kind == "synthetic":
+            ids = range(1, count + 1)
+            return [self.user(uid, profile, procs, seed, users=count) for uid in ids]
+        table = StreamTable(seed, range(1, count + 1), self.transforms(profile, procs))
+        kind = CompleteUser if self.kind == "complete" else StaticUser
+        return [kind(uid, profile, procs, seed, self, table.of(uid)) for uid in range(1, count + 1)]
+
+    def transforms(self, profile: WorkloadProfile, procs: int) -> dict[str, Transform]:
+        """The maps from uniforms to values of every stream of this model's users."""
+        return {
+            **Workpool.transforms(profile, procs, self.correlated, self.runtime_scale),
+            **Submittal.transforms(profile),
+            **SessionDynamics.transforms(profile),
+        }
 
     def user(
         self, uid: int, profile: WorkloadProfile, procs: int, seed: int, *, users: int = 0
@@ -180,21 +197,35 @@ class UserModel:
                 uid, self.synthetic, procs, seed, users=users, estimates=self.estimates
             )
         kind = CompleteUser if self.kind == "complete" else StaticUser
-        return kind(uid, profile, procs, seed, self)
+        streams = StreamTable.alone(seed, uid, self.transforms(profile, procs))
+        return kind(uid, profile, procs, seed, self, streams)
 
 
 class StaticUser:
-    """Always active: an endless session of batches separated by short think times."""
+    """Always active: an endless session of batches separated by short think times.
+
+    ``streams``: the user's random streams (None: its own, as a user alone).
+    """
 
     def __init__(
-        self, uid: int, profile: WorkloadProfile, procs: int, seed: int, model: UserModel
+        self,
+        uid: int,
+        profile: WorkloadProfile,
+        procs: int,
+        seed: int,
+        model: UserModel,
+        streams: Streams | None = None,
     ) -> None:
         self.id = uid
+        if streams is None:
+            streams = StreamTable.alone(seed, uid, model.transforms(profile, procs))
         self.workpool = Workpool(
             profile, procs, seed, uid, correlated=model.correlated, estimates=model.estimates,
-            runtime_scale=model.runtime_scale,
+            runtime_scale=model.runtime_scale, streams=streams,
         )  # fmt: skip
-        self.submittal = Submittal(profile, seed, uid, max_width=model.max_batch_width)
+        self.submittal = Submittal(
+            profile, seed, uid, max_width=model.max_batch_width, streams=streams
+        )
         self.valuer = (
             None
             if model.utility is None
@@ -256,11 +287,22 @@ class CompleteUser(StaticUser):
     """A user with session dynamics and activity cycles."""
 
     def __init__(
-        self, uid: int, profile: WorkloadProfile, procs: int, seed: int, model: UserModel
+        self,
+        uid: int,
+        profile: WorkloadProfile,
+        procs: int,
+        seed: int,
+        model: UserModel,
+        streams: Streams | None = None,
     ) -> None:
-        super().__init__(uid, profile, procs, seed, model)
-        self.dynamics = SessionDynamics(profile, seed, uid, model.pcont_a, model.pcont_b)
-        self.cycle = ActivityCycle.draw(stream(seed, uid, "cycle"), model.cycles)
+        if streams is None:
+            streams = StreamTable.alone(seed, uid, model.transforms(profile, procs))
+        super().__init__(uid, profile, procs, seed, model, streams)
+        self.dynamics = SessionDynamics(
+            profile, seed, uid, model.pcont_a, model.pcont_b, streams=streams
+        )
+        cycle = streams.open("cycle")
+        self.cycle = ActivityCycle.from_uniforms((cycle(), cycle(), cycle()), model.cycles)
         self.scheduled = model.session_starts == "scheduled"
         self.clocked = model.session_starts == "clocked"
         self.start_gap_scale = model.start_gap_scale

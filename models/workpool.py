@@ -30,7 +30,7 @@ from sitesim.engine.job import MIN_ESTIMATE
 from sitesim.errors import require
 from sitesim.workload.profile import WorkloadProfile
 
-from .streams import draws, seconds, stream
+from .streams import Drawn, Streams, StreamTable, Transform, rounded
 
 EstimateKind = Literal["exact", "factor", "ratio"]
 
@@ -81,6 +81,11 @@ class Workpool:
         estimates: the estimate model.
     """
 
+    _size = Drawn("size")
+    _runtime = Drawn("runtime")
+    _repeat = Drawn("repetition")
+    _ratio = Drawn("estimate")
+
     def __init__(
         self,
         profile: WorkloadProfile,
@@ -91,24 +96,33 @@ class Workpool:
         correlated: bool = False,
         estimates: EstimateModel | None = None,
         runtime_scale: float = 1.0,
+        streams: Streams | None = None,
     ) -> None:
         self.profile = profile
         self.correlated = correlated
         self.estimates = estimates or EstimateModel()
         self.runtime_scale = runtime_scale
-        self._size = draws(stream(seed, user, "size"), profile.sizes.restricted(procs).from_uniform)
-        runtime_stream = stream(seed, user, "runtime")
-        if correlated:  # uniforms; the table depends on the size drawn
-            self._runtime = draws(runtime_stream)
-        else:
-            table = profile.runtimes.from_uniform
-            self._runtime = seconds(runtime_stream, lambda u: table(u) * runtime_scale)
-        self._repeat = draws(
-            stream(seed, user, "repetition"), profile.size_repetitions.from_uniform
-        )
-        self._ratio = draws(stream(seed, user, "estimate"), profile.estimate_ratios.from_uniform)
+        if streams is None:
+            made = self.transforms(profile, procs, correlated, runtime_scale)
+            streams = StreamTable.alone(seed, user, made)
+        self._streams = streams
         self._shape = (1, 0.0, MIN_ESTIMATE)
         self._left = 0
+
+    @staticmethod
+    def transforms(
+        profile: WorkloadProfile, procs: int, correlated: bool = False, runtime_scale: float = 1.0
+    ) -> dict[str, Transform]:
+        """The maps from uniforms to values of a workpool's streams (those of every user of a
+        population: :class:`~sitesim.models.streams.StreamTable`)."""
+        runtimes = profile.runtimes.from_uniform
+        return {
+            "size": profile.sizes.restricted(procs).from_uniform,
+            # (correlated: uniforms; the table depends on the size drawn)
+            **({} if correlated else {"runtime": rounded(lambda u: runtimes(u) * runtime_scale)}),
+            "repetition": profile.size_repetitions.from_uniform,
+            "estimate": profile.estimate_ratios.from_uniform,
+        }
 
     def next_shape(self) -> tuple[int, float, float]:
         """The shape of the user's next job."""

@@ -18,6 +18,7 @@ from bisect import insort
 from typing import Any
 
 from sitesim.engine.job import Job
+from sitesim.engine.machine import ProcessorPlan
 from sitesim.engine.resources import Plan, Resources
 
 from .base import Scheduler
@@ -78,13 +79,16 @@ class Conservative(Scheduler):
             compress = self.compress_due or late
             if queue and compress:
                 self._compressions += 1
-            for job in queue:  # in reservation order
-                start, where = self.reservation[job], self._where[job]
-                if where is None:
-                    start, where = plan.earliest(job)
-                elif compress:
-                    start, where = plan.move_up(job, max(start, now), where)
-                self._hold(plan, job, start, where)
+            if compress and isinstance(plan, ProcessorPlan):
+                self._compress_on_processors(plan, queue)
+            else:
+                for job in queue:  # in reservation order
+                    start, where = self.reservation[job], self._where[job]
+                    if where is None:
+                        start, where = plan.earliest(job)
+                    elif compress:
+                        start, where = plan.move_up(job, max(start, now), where)
+                    self._hold(plan, job, start, where)
             if compress:
                 queue.sort(key=self._order)
         self.compress_due = False
@@ -106,6 +110,16 @@ class Conservative(Scheduler):
             resources.take_now(job, wheres.pop(job))
             del reservation[job]
         return started
+
+    def _compress_on_processors(self, plan: ProcessorPlan, queue: list[Job]) -> None:
+        """The compression on processors in one call: each waiting job, in reservation order,
+        at its earliest start (what :meth:`ProcessorPlan.move_up` gives: processors are
+        interchangeable), reserved there."""
+        starts = plan.profile.place_all([(job.size, job.estimate) for job in queue])
+        reservation, wheres = self.reservation, self._where
+        for job, start in zip(queue, starts, strict=True):
+            reservation[job] = start
+            wheres[job] = job.size
 
     def _hold(self, plan: Plan, job: Job, start: float, where: Any) -> None:
         """Reserve ``job`` at ``start`` on ``where`` (nowhere: at no time, yet)."""

@@ -9,6 +9,7 @@ shadow time and the extra processors), the same decisions the profile would give
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Sequence
@@ -123,6 +124,10 @@ class Machine:
 #: Queues longer than this (behind the reserved job) are screened in NumPy for backfilling
 #: (measured: a plain Python scan costs about 30 ns a job, the NumPy screen about 6 µs a pass).
 SCREEN_QUEUE = 200
+#: A long queue is screened from its head in chunks, the first this long, each next one twice as
+#: long (measured on a day of 100,000 users: the machine is full again after a median of 651
+#: jobs of a queue of 18,000, and a NumPy screen costs about 3 ns a job).
+SCREEN_CHUNK = 1024
 
 
 class ProcessorResources(Resources):
@@ -237,6 +242,16 @@ class ProcessorResources(Resources):
             insort(running, (now + job.estimate, job.id, job.size))
         return running
 
+    def _ends(self) -> Iterable[tuple[float, int, int]]:
+        """What :meth:`_with_taken` holds, in the same order, merged as it is read (a shadow
+        time reads the first few of a long list)."""
+        if not self._taken:
+            return self._running
+        now = self.now
+        return heapq.merge(
+            self._running, sorted((now + job.estimate, job.id, job.size) for job in self._taken)
+        )
+
     def new_plan(self) -> ProcessorPlan:
         return ProcessorPlan(AvailabilityProfile(self.now, self.free, self._with_taken()))
 
@@ -331,14 +346,20 @@ class ProcessorResources(Resources):
         now, free = self.now, self.free
         head = jobs[first]
         taken = len(started)
-        shadow, extra = shadow_time(head.size, free, self._with_taken())
+        shadow, extra = shadow_time(head.size, free, self._ends())
         n = len(jobs)
         if size is not None and estimate is not None and n - first - 1 > SCREEN_QUEUE:
-            positions = np.arange(first + 1, n)
-            short = now + estimate[first + 1 :] <= shadow
-            free, extra = backfill_screened(
-                now, free, shadow, extra, started, jobs, positions, size[first + 1 :], short
-            )
+            # (a chunk at a time from the head, each twice the last: the machine is often full
+            # again long before the end of a deep queue)
+            low, chunk = first + 1, SCREEN_CHUNK
+            while low < n and free:
+                high = min(n, low + chunk)
+                short = now + estimate[low:high] <= shadow
+                positions = np.arange(low, high)
+                free, extra = backfill_screened(
+                    now, free, shadow, extra, started, jobs, positions, size[low:high], short
+                )
+                low, chunk = high, 2 * chunk
         else:  # (a copy iterates faster than islice)
             free, extra = backfill_jobs(now, free, shadow, extra, started, jobs[first + 1 :])
         self._took(started, taken, free)

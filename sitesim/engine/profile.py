@@ -10,6 +10,7 @@ placed at the earliest time it fits for its whole estimated runtime, then taken 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 
 from sitesim.engine.resources import Running
 
@@ -68,6 +69,44 @@ class AvailabilityProfile:
                 return start
             k = j
 
+    def place_all(self, jobs: Iterable[tuple[int, float]]) -> list[float]:
+        """:meth:`place` each ``(size, duration)`` of ``jobs`` in turn; their starts.
+
+        The same starts and the same profile as a call of :meth:`place` per job (a
+        schedule's compression re-plans every waiting job in one call): :meth:`earliest`'s
+        search, and :meth:`take` at the start it found (a step's start) and the first step at
+        or after its end, which the search already knows. (With closed reservations, one
+        :meth:`place` per job.)
+        """
+        if self.closed:
+            return [self.place(size, duration) for size, duration in jobs]
+        times, free = self.times, self.free
+        starts = []
+        for size, duration in jobs:
+            n = len(times)
+            k = 0
+            while True:  # (earliest)
+                while free[k] < size:
+                    k += 1
+                start = times[k]
+                end = start + duration
+                j = k + 1
+                while j < n and times[j] < end:
+                    if free[j] < size:
+                        break
+                    j += 1
+                else:
+                    break
+                k = j
+            starts.append(start)
+            if duration > 0:  # (take: j is the first step at or after the end)
+                if j == n or times[j] != end:
+                    times.insert(j, end)
+                    free.insert(j, free[j - 1])
+                for i in range(k, j):
+                    free[i] -= size
+        return starts
+
     def take(self, start: float, size: int, duration: float, closed: bool = False) -> None:
         """Take ``size`` processors on ``[start, start + duration)`` (free then, but for a
         reservation of Slurm's, whose start is rounded down);
@@ -106,7 +145,9 @@ class AvailabilityProfile:
         return f"AvailabilityProfile({steps})"
 
 
-def shadow_time(need: int, free: int, running: Running) -> tuple[float, int]:
+def shadow_time(
+    need: int, free: int, running: Iterable[tuple[float, int, int]]
+) -> tuple[float, int]:
     """When will ``need`` processors be free, and how many beyond ``need`` are free then?
 
     ``free`` processors are free now; each running job returns its processors at its estimated

@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sitesim.engine import machine
 from sitesim.engine.job import JobState
 from sitesim.schedulers import CREASY, EASY, ECON, REGISTRY, Conservative, create, queue_order
 from sitesim.schedulers.base import Scheduler
@@ -128,12 +129,18 @@ def _arrival(job: object, now: float) -> float:
     return 0.0
 
 
-@given(workloads(max_jobs=40), st.sampled_from([0, 3, 64]))
-def test_easy_shortcuts_decide_exactly_as_the_plain_pass(workload: Workload, screen: int) -> None:
-    # the NumPy screen of long queues (forced on with a small threshold) and the reuse of a
-    # blocked pass must start every job when the plain pass does
+@given(workloads(max_jobs=40), st.sampled_from([0, 3, 64]), st.sampled_from([1, 3, 1024]))
+def test_easy_shortcuts_decide_exactly_as_the_plain_pass(
+    workload: Workload, screen: int, chunk: int
+) -> None:
+    # the NumPy screen of long queues (forced on with a small threshold, in chunks of a few
+    # jobs) and the reuse of a blocked pass must start every job when the plain pass does
     procs, jobs = workload
-    with patch.object(queue_order, "SCREEN_QUEUE", screen):
+    with (
+        patch.object(queue_order, "SCREEN_QUEUE", screen),
+        patch.object(machine, "SCREEN_QUEUE", screen),
+        patch.object(machine, "SCREEN_CHUNK", chunk),
+    ):
         fast = run_jobs(jobs, procs, EASY()).records
     plain = run_jobs(jobs, procs, EASY(priority=_arrival)).records
     assert np.array_equal(fast["start"], plain["start"])

@@ -42,3 +42,20 @@ def test_place_takes_the_earliest_fit_and_only_its_processors(
             taken = size if expected <= t < expected + duration else 0
             assert free_at(profile, t) == before[t] - taken
         assert profile.times == sorted(set(profile.times))  # strictly increasing steps
+
+
+@given(
+    st.integers(1, 8),
+    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 4)), max_size=5),
+    st.lists(st.tuples(st.integers(1, 8), st.integers(0, 20)), min_size=1, max_size=8),
+)
+def test_placing_all_in_one_call_is_placing_each(
+    idle: int, running: list[tuple[int, int]], jobs: list[tuple[int, int]]
+) -> None:
+    # (a conservative schedule's compression on processors re-plans its queue in one call)
+    procs = idle + sum(size for _, size in running)
+    ends = sorted((float(end), k, size) for k, (end, size) in enumerate(running))
+    one, each = AvailabilityProfile(0.0, idle, ends), AvailabilityProfile(0.0, idle, ends)
+    jobs = [(min(size, procs), float(duration)) for size, duration in jobs]
+    assert one.place_all(jobs) == [each.place(size, duration) for size, duration in jobs]
+    assert (one.times, one.free) == (each.times, each.free)

@@ -6,9 +6,19 @@ import numpy as np
 import pytest
 
 from sitesim.errors import ConfigError
+from sitesim.models import streams as streams_module
 from sitesim.models.cycles import DAY, ActivityCycle, CycleShares
 from sitesim.models.dynamics import SessionDynamics, p_continue
-from sitesim.models.streams import draws, stream
+from sitesim.models.streams import (
+    PURPOSES,
+    StreamTable,
+    _pcg64_uniforms,
+    draws,
+    first_uniforms,
+    seed_states,
+    stream,
+)
+from sitesim.models.users import UserModel
 from sitesim.models.workpool import EstimateModel, Workpool
 from sitesim.workload.distributions import Discrete, Quantiles
 from sitesim.workload.profile import default_profile
@@ -27,6 +37,56 @@ def test_draws_do_not_depend_on_the_block_size():
     small = draws(stream(3, 1, "gap"), q.from_uniform, block=7)
     large = draws(stream(3, 1, "gap"), q.from_uniform, block=1000)
     assert [small() for _ in range(50)] == [large() for _ in range(50)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**31 + 3, 2**32 + 5, 2**70 + 1, 2**200 + 11])
+def test_a_population_draws_what_each_users_generator_draws(seed):
+    """The vectorized seeding and PCG64 steps give NumPy's own uniforms (the emulation itself,
+    not its fallback), for every purpose, small and large seeds and ids."""
+    for users in (range(0, 40), range(2**32 - 4, 2**32)):
+        for purpose in PURPOSES:
+            expected = np.array([stream(seed, u, purpose).random(5) for u in users])
+            assert np.array_equal(_pcg64_uniforms(seed_states(seed, users, purpose), 5), expected)
+            assert np.array_equal(first_uniforms(seed, users, purpose, 5), expected)
+
+
+def test_a_stream_goes_on_past_the_population_draws_with_the_users_own_generator():
+    q = Quantiles([0, 0.5, 1], [0, 10, 100])
+    table = StreamTable(3, range(1, 50), {"gap": q.from_uniform}, first=8)
+    draw = table.open(7, "gap")
+    assert [draw() for _ in range(700)] == q.from_uniform(stream(3, 7, "gap").random(700)).tolist()
+    alone = StreamTable.alone(3, 7, {"gap": q.from_uniform}).open("gap")
+    assert [alone() for _ in range(700)] == q.from_uniform(stream(3, 7, "gap").random(700)).tolist()
+
+
+def test_users_who_draw_little_make_no_generator_of_their_own(monkeypatch):
+    """A population's users draw their first values from its table: 2,000 complete users for a
+    day make generators only for the few streams that go past them (the old users made ten
+    per user)."""
+    made = []
+    bits = streams_module._bits
+    monkeypatch.setattr(streams_module, "_bits", lambda *key: made.append(key) or bits(*key))
+    import sitesim
+
+    sitesim.simulate(2000, "EASY", procs=20_000, days=1, warmup_days=0)
+    assert len(made) < 200
+    assert all(purpose != "estimate" for _, _, purpose in made)  # (exact estimates: not drawn)
+
+
+def test_a_population_and_users_alone_are_the_same_users():
+    profile, model = default_profile(), UserModel()
+    population = model.users(30, profile, 64, 5)
+    for uid in (1, 17, 30):
+        alone = model.user(uid, profile, 64, 5)
+        together = population[uid - 1]
+        assert alone.cycle == together.cycle  # type: ignore[attr-defined]
+        for one in (alone, together):
+            one.shapes = [one.workpool.next_shape() for _ in range(40)]  # type: ignore[attr-defined]
+            one.widths = [one.submittal.width() for _ in range(40)]  # type: ignore[attr-defined]
+            one.breaks = [one.dynamics.break_length() for _ in range(40)]  # type: ignore[attr-defined]
+        assert alone.shapes == together.shapes  # type: ignore[attr-defined]
+        assert alone.widths == together.widths  # type: ignore[attr-defined]
+        assert alone.breaks == together.breaks  # type: ignore[attr-defined]
 
 
 def test_workpool_repeats_shapes_and_restricts_sizes():
