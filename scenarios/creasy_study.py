@@ -13,11 +13,13 @@ or profile-ratio estimates. A sensitivity analysis, not a calibration: every lev
 Part 4: part 1's alpha study again in the one regime where part 3 finds an effect (runtimes
 x 1/20), at the user counts where EASY's utilization is about 0.6 and 0.9, with the two
 feedback loops apart at alpha 6000 (session aborts off). Part 5, the thesis regime: CREASY
-against EASY on the shipped profile "thesis" (sitesim.workload.thesis_regime), calibrated only on
-the thesis' EASY baseline (--calibrate refits it; the comparison never does), 50-250 users, alpha
-up to 12000, 10 seeds, with the specification's and with scheduled session starts, and with
-aborts off. 5 seeds (10 in part 5), 95 % intervals by Student's t (experiments.md §4;
-docs/results/creasy.md).
+against EASY in three regimes (sitesim.workload.thesis_regime): the shipped profile "thesis"
+("fitted", calibrated only on the thesis' EASY baseline; --calibrate refits it, the comparison
+never does) and the two revisited ones, which fit nothing ("work matched" and "uncompressed":
+breaks and batch widths as drawn, long jobs compressed to the thesis' work per job or not);
+50-250 users, alpha up to 12000, 91 days; in the work-matched regime the two loops apart
+(aborts off) and clocked session starts (a sensitivity option, not the thesis' model). 5 seeds
+(6 in part 5), 95 % intervals by Student's t (experiments.md §4; docs/results/creasy.md).
 
     python scenarios/creasy_study.py [--part 1|2|3|4|5|all] [--calibrate] [--quick] [--out DIR]
                                      [--seed S] [--serial | --workers N | --dask ...]
@@ -634,28 +636,43 @@ def factor_figure(study, path):  # type: ignore[no-untyped-def]
 def thesis_figure(study, path):  # type: ignore[no-untyped-def]
     """Part 5: CREASY's gain in throughput and in session length (jobs and batches) per user
     count, in the revisited, work-matched regime: the thesis' session starts with both loops
-    and with session aborts off, and clocked starts (a sensitivity option)."""
-    from sitesim.figures import grid, lines_with_ci, save
+    and with session aborts off, and clocked starts (a sensitivity option). A 16:9 slide: one
+    colour per mechanism, one marker per alpha, the series' points side by side, one legend
+    below."""
+    import matplotlib
+
+    from sitesim.figures import SLIDE_STYLE, legend_below, lines_with_ci, save, slide
 
     metrics = ("throughput_per_h", "jobs_per_session", "batches_per_session")
     titles = ("throughput", "jobs per session", "batches per session")
-    fig, axes = grid(3, width=4.8, height=3.6, cols=3)
     rows = [r for r in study["relative"] if r["regime"] == "work matched"]
-    for ax, metric, title in zip(axes, metrics, titles, strict=True):
-        for (starts, loops), style in ((("after_break", "both loops"), "-"),
-                                       (("after_break", "aborts off"), ":"),
-                                       (("clocked", "both loops"), "--")):  # fmt: skip
-            chosen = [r for r in rows if r["session_starts"] == starts and r["loops"] == loops
-                      and r["alpha"] in (6000, 12000)]  # fmt: skip
-            name = "after break" if starts == "after_break" else "clocked"
-            lines_with_ci(ax, chosen, "users", f"{metric}_rel_pct", "alpha",
-                          label=f"alpha {{}}, {name}, {loops}", linestyle=style)  # fmt: skip
-        ax.axhline(0, color="k", lw=0.8)
-        ax.set_xlabel("users")
-        ax.set_title(f"CREASY vs EASY: {title} (%)")
-        ax.grid(alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=3, fontsize=9)
+    kinds = (("after_break", "both loops"), ("after_break", "aborts off"),
+             ("clocked", "both loops"))  # fmt: skip
+    series = [(kind, alpha) for kind in kinds for alpha in (6000, 12000)
+              if any((r["session_starts"], r["loops"], r["alpha"]) == (*kind, alpha)
+                     for r in rows)]  # fmt: skip
+    with matplotlib.rc_context(SLIDE_STYLE):
+        colours = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+        fig, axes = slide(1, 3)
+        for ax, metric, title in zip(axes, metrics, titles, strict=True):
+            for k, ((starts, loops), alpha) in enumerate(series):
+                shift = 8.0 * (k - (len(series) - 1) / 2)  # users: the points side by side
+                chosen = [{**r, "users": r["users"] + shift} for r in rows
+                          if (r["session_starts"], r["loops"], r["alpha"])
+                          == (starts, loops, alpha)]  # fmt: skip
+                name = "after break" if starts == "after_break" else "clocked"
+                lines_with_ci(ax, chosen, "users", f"{metric}_rel_pct", "alpha",
+                              label=f"α = {{}}, {name}, {loops}",
+                              color=colours[kinds.index((starts, loops))],
+                              marker="o" if alpha == 6000 else "s",
+                              linestyle="-" if alpha == 6000 else "--")  # fmt: skip
+            ax.axhline(0, color="k", lw=1)
+            ax.set_xlabel("users")
+            ax.set_xticks(sorted({r["users"] for r in rows}))
+            ax.set_title(f"{title} (%)")
+            ax.grid(alpha=0.3)
+        fig.suptitle("CREASY against EASY, paired by seed: the work-matched regime")
+        legend_below(fig, axes[0], ncols=3)
     return save(fig, path)
 
 
