@@ -10,13 +10,12 @@ keeps the file's sha256, so that a run's configuration names the file it replaye
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import os
 
 from sitesim.errors import SitesimError
 from sitesim.formats.choose import by_extension
-from sitesim.workload.swf import SWFTrace, read_swf, read_swf_cached
+from sitesim.workload.swf import SWFTrace, read_cached, read_swf, read_swf_cached
 
 
 def trace_format(path: str | os.PathLike[str]) -> str:
@@ -57,19 +56,7 @@ def read_trace_cached(path: str | os.PathLike[str]) -> SWFTrace:
     """:func:`read_trace`, remembering the last traces read (as ``read_swf_cached``)."""
     if trace_format(path) == "swf":
         return read_swf_cached(path)
-    name = os.fspath(path)
-    try:
-        stat = os.stat(name)
-    except OSError:
-        return read_trace(name)  # the error names the file
-    return _read_cached(name, stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=2)
-def _read_cached(name: str, size: int, mtime_ns: int) -> SWFTrace:
-    trace = read_trace(name)
-    trace.data.setflags(write=False)
-    return trace
+    return read_cached(path, read_trace)
 
 
 def _sha256(name: str) -> str:

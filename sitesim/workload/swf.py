@@ -19,6 +19,7 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -250,17 +251,23 @@ def read_swf_cached(path: str | os.PathLike[str]) -> SWFTrace:
         SitesimError: the file cannot be read.
         SWFFormatError: a line is malformed.
     """
+    return read_cached(path, read_swf)
+
+
+def read_cached(path: str | os.PathLike[str], read: Callable[[str], SWFTrace]) -> SWFTrace:
+    """``read(path)``, remembering the last traces read in this process by the file's name,
+    size and modification time (and the reader); the cached job array is read-only."""
     name = os.fspath(path)
     try:
         stat = os.stat(name)
     except OSError:
-        return read_swf(name)  # the error names the file
-    return _read_cached(name, stat.st_size, stat.st_mtime_ns)
+        return read(name)  # the error names the file
+    return _read_cached(name, stat.st_size, stat.st_mtime_ns, read)
 
 
 @functools.lru_cache(maxsize=2)
-def _read_cached(name: str, size: int, mtime_ns: int) -> SWFTrace:
-    trace = read_swf(name)
+def _read_cached(name: str, size: int, mtime_ns: int, read: Callable[[str], SWFTrace]) -> SWFTrace:
+    trace = read(name)
     trace.data.setflags(write=False)
     return trace
 
