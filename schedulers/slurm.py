@@ -581,7 +581,9 @@ class SLURM(Scheduler):
         step = s.bf_interval
         # (cycles come every bf_interval from time 0; one with nothing new is not run)
         cycle_due = step == 0 or (step > 0 and self._dirty and now % step == 0)
-        main_due = self._changed and self._main_due(now)
+        # (the batch thread's run is noted even when nothing changed since the last pass:
+        # one that stopped at a blocked partition before the new jobs saw none of them)
+        main_due = self._main_due(now) and self._changed
         if not main_due and not cycle_due:
             return []  # a pass with nothing new, or none of slurmctld's: it would start nothing
         if self._known_at != self._freed:  # (what did not fit may fit now)
@@ -742,7 +744,10 @@ class SLURM(Scheduler):
         group wait for are placed in order while it still fits clear of them and runs up to
         the lowest rounded bound of those left; once
         it no longer fits, more reservations cannot make it fit. A job whose bound lies beyond
-        ``bf_window`` gets no reservation and is not placed at all.
+        ``bf_window`` gets no reservation and is not placed at all. On nodes a start changes
+        how every reservation before it is planned (the nodes busy now are taken first, and
+        its end regroups Slurm's estimate of the releases): there, every reservation waiting
+        is placed before a job starts.
         """
         s = self.settings
         self._cycles += 1
@@ -792,6 +797,13 @@ class SLURM(Scheduler):
                 where = (
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )
+                if on_nodes and where is not None and waiting:  # (see above)
+                    for pending in waiting.values():
+                        while pending.jobs:
+                            self._reserve(*pending.pop(), horizon, res, reserved)
+                    waiting.clear()
+                    ahead = None
+                    where = res.fits_now(job, duration)
                 while where is not None and ahead is not None and now + duration >= ahead.lowest():
                     earlier, length = ahead.pop()
                     if self._reserve(earlier, length, horizon, res, reserved):

@@ -22,7 +22,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitesim.engine.job import JobState
@@ -194,6 +194,14 @@ def test_lazy_reservations_give_the_literal_cycle(
     assert starts(jobs, procs, SLURM(**settings)) == starts(jobs, procs, Literal(**settings))
 
 
+#: Found by the thorough profile: a job started at 60 s, tested after a 7-core job waiting for
+#: its reservation, moved that reservation (when placed after the start) to other nodes.
+RESERVED_BEFORE_A_START = [(0.0, 1, 0.0, 0.0)] * 4 + [(5.0, 1, 1.0, 1.0), (0.0, 1, 0.0, 0.0),
+    (0.0, 10, 40.0, 40.0), (0.0, 7, 80.0, 80.0)] + [(0.0, 1, 0.0, 0.0)] * 4 + [
+    (0.0, 3, 20.0, 79.0), (0.0, 1, 0.0, 0.0), (0.0, 1, 0.0, 0.0), (5.0, 1, 30.0, 60.0),
+    (0.0, 1, 0.0, 0.0), (0.0, 7, 0.0, 0.0), (0.0, 1, 0.0, 0.0), (0.0, 1, 0.0, 0.0)]  # fmt: skip
+
+
 @given(
     workloads(max_jobs=30),
     st.integers(1, 4),
@@ -201,6 +209,7 @@ def test_lazy_reservations_give_the_literal_cycle(
     st.sampled_from(["exclusive", "shared"]),
     st.sampled_from(SETTINGS),
 )
+@example((10, RESERVED_BEFORE_A_START), 4, 4, "shared", {"bf_max_job_test": 3})
 def test_lazy_reservations_give_the_literal_cycle_on_nodes(
     workload: Workload, count: int, cores: int, allocation: str, settings: dict[str, Any]
 ) -> None:
@@ -222,7 +231,18 @@ def test_lazy_reservations_give_the_literal_cycle_on_random_platforms(
     assert [(j.state, j.start) for j in lazy] == [(j.state, j.start) for j in literal]
 
 
+#: Found by the thorough profile: the main scheduler stopped at a blocked partition before a
+#: job submitted at 225 s; its batch run at 226 s was then never noted, and the wake it asked
+#: for (226 s, then) hid the backfill cycle due at 240 s.
+BATCH_BEHIND_A_BLOCKED_PARTITION = [(225, 1, 0.0, 0.0), (0.0, 1, 1.0, 1.0), (5.0, 2, 61.0, 61.0),
+    (0.0, 1, 0.0, 0.0), (0.0, 1, 0.0, 0.0), (5.0, 3, 9.0, 9.0), (5.0, 2, 0.0, 0.0),
+    (0.0, 1, 0.0, 0.0), (0.0, 1, 0.0, 0.0), (0.0, 2, 8.0, 8.0), (0.0, 2, 87.0, 87.0),
+    (5.0, 3, 65.0, 65.0), (0.0, 1, 75.0, 75.0), (0.0, 3, 1.0, 1.0), (0.0, 1, 0.0, 0.0),
+    (0.0, 2, 2.0, 2.0), (0.0, 1, 0.0, 0.0), (0.0, 1, 0.0, 0.0), (5.0, 3, 7.0, 7.0)]  # fmt: skip
+
+
 @given(workloads(max_jobs=40), st.sampled_from([30, 600]))
+@example((3, BATCH_BEHIND_A_BLOCKED_PARTITION), 30)
 def test_cycles_that_could_start_nothing_are_skipped_exactly(workload: Workload, step: int) -> None:
     procs, jobs = workload
     settings: dict[str, Any] = {"bf_interval": step, "PriorityWeightAge": 1000,
