@@ -47,6 +47,7 @@ import warnings
 from bisect import insort
 from collections import Counter, deque
 from collections.abc import Mapping
+from dataclasses import replace
 from itertools import islice
 from operator import is_
 from pathlib import Path
@@ -62,6 +63,7 @@ from sitesim.platform.description import Platform
 from sitesim.platform.whole_nodes import WholeNodeResources
 from sitesim.slurm.accounts import AccountTable
 from sitesim.slurm.associations import Associations
+from sitesim.slurm.conf import PartitionPolicy
 from sitesim.slurm.multifactor import WEIGHT_MAX, Multifactor, SlurmSettings
 from sitesim.slurm.qos import DEFAULT_QOS, QOS, reason
 
@@ -245,6 +247,11 @@ class SLURM(Scheduler):
         self._releases = self._will_run
         base: dict[str, Any] = {}
         self.partition_factors: dict[str, int] = {}
+        #: The access and order keys of the conf's partitions, by name; by partition index once
+        #: the machine is known (None: none set), and each partition's PriorityTier if they differ.
+        self.partition_policies: dict[str, PartitionPolicy] = {}
+        self._policies: list[PartitionPolicy | None] = []
+        self._tiers: list[int] | None = None
         #: What the configuration files hold that sitesim does not model, each once.
         self.warnings: list[str] = []
         if conf is not None:
@@ -335,6 +342,7 @@ class SLURM(Scheduler):
 
         found = read_slurm_conf(conf)
         self.partition_factors = dict(found.partition_factors)
+        self.partition_policies = dict(found.partition_policies)
         self.warnings.extend(found.warnings)
         settings = {key: value for key, value in found.settings.items() if key in SETTINGS}
         if found.settings.get("SchedulerType", "").lower() == "sched/builtin":
@@ -407,11 +415,41 @@ class SLURM(Scheduler):
             partition_tres=dict(enumerate(partitions)),
         )
         self._on_nodes = not platform.is_processors
+        self._policies = [self.partition_policies.get(p.name) for p in platform.partitions]
+        tiers = [1 if p is None else p.tier for p in self._policies]
+        self._tiers = tiers if len(set(tiers)) > 1 else None
+        if self._tiers is not None:
+            self._key = self._tiered_key  # type: ignore[method-assign]
+        self._check_accounts_known(platform)
         member = [np.isin(np.arange(platform.nodes), p.nodes) for p in platform.partitions]
         self._shared = [
             any((mine & other).any() for j, other in enumerate(member) if j != k)
             for k, mine in enumerate(member)
         ]
+
+    def _check_accounts_known(self, platform: Platform) -> None:
+        """AllowAccounts and DenyAccounts name accounts: without an association file or
+        ``accounts`` every user is its own account, which no such list names. Warned, once,
+        and not applied."""
+        if self._files["assoc"] is not None or self._files["accounts"] is not None:
+            return
+        named = [
+            p.name
+            for p, policy in zip(platform.partitions, self._policies, strict=True)
+            if policy is not None and (policy.allow_accounts is not None or policy.deny_accounts)
+        ]
+        if named:
+            warnings.warn(
+                f"{self._files['conf']}: AllowAccounts/DenyAccounts of partition "
+                f"{', '.join(named)}: not applied, the run has no accounts (give assoc=... "
+                "or accounts=...)",
+                SlurmConfigWarning,
+                stacklevel=3,
+            )
+            self._policies = [
+                None if p is None else replace(p, allow_accounts=None, deny_accounts=frozenset())
+                for p in self._policies
+            ]
 
     def _parts(self, job: Job) -> tuple[int, int, int, int]:
         """What the job holds: nodes, cores, GPUs, memory (MB). Without a node count, the
@@ -433,7 +471,19 @@ class SLURM(Scheduler):
 
     # -- arrivals, ends ----------------------------------------------------------------------
     def admit(self, job: Job) -> str | None:
-        """Refuse a submission over a QOS limit: the reason, or None to accept."""
+        """Refuse a submission that never runs (a partition's AllowAccounts, AllowQos,
+        MaxNodes) or over a QOS limit: the reason, or None to accept."""
+        if self._policies:
+            policy = self._policies[self._part(job)]
+            if policy is not None:
+                refusal = policy.refusal(
+                    self.associations.account_of(job.user),
+                    self._qos_name(job),
+                    self._parts(job)[0],
+                )
+                if refusal is not None:
+                    self._refused[refusal] += 1
+                    return refusal
         if not self._submit_limits:
             return None
         qos = self.qos.get(self.user_qos.get(job.user, DEFAULT_QOS))
@@ -503,8 +553,13 @@ class SLURM(Scheduler):
             )
         self._unlisted.add(user)
 
-    def _key(self, job: Job) -> tuple[int, float, int]:
+    def _key(self, job: Job) -> tuple[float, ...]:
         return (-self._priority[job], job.submit, job.id)
+
+    def _tiered_key(self, job: Job) -> tuple[float, ...]:
+        """The queue's order with partitions of several PriorityTiers: the tier first."""
+        assert self._tiers is not None
+        return (-self._tiers[self._part(job)], -self._priority[job], job.submit, job.id)
 
     def job_ended(self, job: Job, now: float) -> None:
         self._stopped(job, now)

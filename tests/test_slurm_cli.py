@@ -35,7 +35,7 @@ def test_a_site_runs_on_its_own_slurm_configuration(
     assert status == 0, err
     warnings = [line for line in err.splitlines() if "not modelled by sitesim" in line]
     assert warnings and len(warnings) == len(set(warnings))  # each listed once
-    assert "slurm.conf:" in err and "PriorityTier" in err
+    assert "slurm.conf:" in err and "ClusterName" in err
     assert "on slurm: 20 nodes, 640 cores, 16 GPUs, 3 partitions" in out
     folder = tmp_path / "o"
     results = json.loads((folder / "results.json").read_text())

@@ -5,7 +5,7 @@ Three readers, each for one file:
 - :func:`read_slurm_conf`: the nodes and partitions of a ``slurm.conf`` as a
   :class:`~sitesim.platform.description.Platform`, its ``Priority*`` keys and the
   ``SchedulerParameters`` entries sitesim models as settings (Slurm's spelling, values as written),
-  and each partition's ``PriorityJobFactor``.
+  each partition's ``PriorityJobFactor`` and its access and order keys (:class:`PartitionPolicy`).
 - :func:`read_sacctmgr_assoc`: ``sacctmgr show assoc --parsable2`` as an
   :class:`~sitesim.slurm.associations.Associations` tree and each user's default QOS.
 - :func:`read_sacctmgr_qos`: ``sacctmgr show qos --parsable2`` as :class:`~sitesim.slurm.qos.QOS`.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +55,56 @@ class SlurmConf:
             (:data:`SCHEDULER_PARAMETERS`).
         partition_factors: ``PriorityJobFactor`` of each partition that sets one.
         warnings: each key that parses but is not modelled, once, in the order met.
+        partition_policies: the access and order keys of each partition that sets one.
     """
 
     platform: Platform | None
     settings: dict[str, str]
     partition_factors: dict[str, int]
     warnings: tuple[str, ...]
+    partition_policies: dict[str, PartitionPolicy] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PartitionPolicy:
+    """What a partition's line says of the order of its jobs and of who may run there, as
+    Slurm 22.05.8 applies it.
+
+    Attributes:
+        tier: ``PriorityTier`` (Slurm's default 1): the queue is ordered by it first, then by
+            priority (``sort_job_queue2``, src/slurmctld/job_scheduler.c:2095-2120).
+        max_nodes: ``MaxNodes`` (None: unlimited).
+        allow_accounts: ``AllowAccounts`` (None: ``ALL``); exact names
+            (``part_policy_valid_acct``, src/slurmctld/partition_mgr.c:2143).
+        deny_accounts: ``DenyAccounts``, read only without ``AllowAccounts`` (as Slurm).
+        allow_qos: ``AllowQos`` (None: ``ALL``).
+        deny_qos: ``DenyQos``, read only without ``AllowQos``.
+    """
+
+    tier: int = 1
+    max_nodes: int | None = None
+    allow_accounts: frozenset[str] | None = None
+    deny_accounts: frozenset[str] = frozenset()
+    allow_qos: frozenset[str] | None = None
+    deny_qos: frozenset[str] = frozenset()
+
+    def refusal(self, account: str, qos: str, nodes: int) -> str | None:
+        """Why a job of ``account`` under ``qos`` on ``nodes`` nodes never runs in this
+        partition (Slurm keeps it pending: node_scheduler.c:2374-2392, job_scheduler.c:
+        742-745, unless ``EnforcePartLimits`` rejects it at submission), or None."""
+        if self.allow_accounts is not None:
+            if account not in self.allow_accounts:
+                return "account not in the partition's AllowAccounts"
+        elif account in self.deny_accounts:
+            return "account in the partition's DenyAccounts"
+        if self.allow_qos is not None:
+            if qos not in self.allow_qos:
+                return "QOS not in the partition's AllowQos"
+        elif qos in self.deny_qos:
+            return "QOS in the partition's DenyQos"
+        if self.max_nodes is not None and nodes > self.max_nodes:
+            return "more nodes than the partition's MaxNodes"
+        return None
 
 
 @dataclass(frozen=True)
@@ -301,7 +345,8 @@ _NODE_KEYS = _words(
 )
 #: Partition keys read (lower case).
 _PARTITION_KEYS = _words(
-    "partitionname nodes default maxtime oversubscribe shared exclusive priorityjobfactor state"
+    "partitionname nodes default maxtime oversubscribe shared exclusive priorityjobfactor state "
+    "prioritytier maxnodes allowaccounts denyaccounts allowqos denyqos"
 )
 
 
@@ -516,12 +561,15 @@ def read_slurm_conf(path: str | Path) -> SlurmConf:
     future = {name for line in lines if line.future for name in line.names}
     platform: Platform | None = None
     factors: dict[str, int] = {}
+    policies: dict[str, PartitionPolicy] = {}
     if nodes:
-        platform, factors = _platform(top, nodes, raw_parts, nodesets, future, linear, warn)
+        platform, factors, policies = _platform(
+            top, nodes, raw_parts, nodesets, future, linear, warn
+        )
     elif raw_parts:
         why = "every node is State=FUTURE" if lines else "no NodeName line defines nodes"
         raise SlurmConfError(f"{raw_parts[0][0]}: PartitionName: {why} (sitesim needs one)")
-    return SlurmConf(platform, settings, factors, warn.all())
+    return SlurmConf(platform, settings, factors, warn.all(), policies)
 
 
 def _scheduler_parameters(
@@ -676,7 +724,7 @@ def _platform(
     future: set[str],
     linear: bool,
     warn: _Warnings,
-) -> tuple[Platform, dict[str, int]]:
+) -> tuple[Platform, dict[str, int], dict[str, PartitionPolicy]]:
     """Node types by distinct (CPUs, GPUs, memory, features) in the order met, each named
     by its NodeName expressions; nodes numbered by type, within a type in the order of the
     lines."""
@@ -697,6 +745,7 @@ def _platform(
         node_tables.append(table)
     part_tables: list[dict[str, Any]] = []
     factors: dict[str, int] = {}
+    policies: dict[str, PartitionPolicy] = {}
     defaults: list[str] = []
     for where, table in raw_parts:
         name = table["partitionname"][1]
@@ -726,6 +775,9 @@ def _platform(
             if factor > 65_533:
                 raise SlurmConfError(f"{where}: PriorityJobFactor: {factor} is over 65533")
             factors[name] = factor
+        policy = _policy(table, where)
+        if policy != PartitionPolicy():
+            policies[name] = policy
         if "default" in table:
             written, value = table["default"]
             if _choice("YES", "NO")(value):
@@ -748,9 +800,40 @@ def _platform(
     if defaults:
         data["default_partition"] = defaults[0]
     try:
-        return Platform.from_dict(data, where=str(top)), factors
+        return Platform.from_dict(data, where=str(top)), factors, policies
     except ConfigError as err:
         raise SlurmConfError(str(err)) from None
+
+
+def _policy(table: Mapping[str, tuple[str, str]], where: str) -> PartitionPolicy:
+    """A partition line's :class:`PartitionPolicy`."""
+    tier = _number(table, "prioritytier", where, 0)
+    if tier is not None and tier > 65_533:
+        raise SlurmConfError(f"{where}: PriorityTier: {tier} is over 65533")
+    max_nodes = None
+    if "maxnodes" in table and table["maxnodes"][1].strip().upper() not in (
+        "UNLIMITED",
+        "INFINITE",
+    ):
+        max_nodes = _number(table, "maxnodes", where, 0)
+
+    def names(key: str) -> frozenset[str] | None:
+        if key not in table:
+            return None
+        written, value = table[key]
+        listed = [name.strip() for name in value.split(",")]
+        if not all(listed):
+            raise SlurmConfError(f"{where}: {written}: {value!r}: an empty name in the list")
+        return None if [n.upper() for n in listed] == ["ALL"] else frozenset(listed)
+
+    return PartitionPolicy(
+        tier=1 if tier is None else tier,
+        max_nodes=max_nodes,
+        allow_accounts=names("allowaccounts"),
+        deny_accounts=names("denyaccounts") or frozenset(),
+        allow_qos=names("allowqos"),
+        deny_qos=names("denyqos") or frozenset(),
+    )
 
 
 def _partition_nodes(

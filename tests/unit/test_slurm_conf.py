@@ -104,9 +104,7 @@ def test_unmodelled_keys_warned_once_each() -> None:
         f"{where}:12: bf_continue: not modelled by sitesim (ignored)",
         f"{where}:28: State: not modelled by sitesim (ignored)",
         f"{where}:29: Weight: not modelled by sitesim (ignored)",
-        f"{where}:34: AllowAccounts: not modelled by sitesim (ignored)",
-        f"{where}:35: PriorityTier: not modelled by sitesim (ignored)",
-    )
+    )  # (AllowAccounts=ALL, PriorityTier=2 read: tests/model/test_slurm_partitions.py)
 
 
 def test_include_linear_and_hostlists() -> None:
