@@ -1,12 +1,17 @@
 """A run's platform by name: a TOML platform file, a site's ``slurm.conf`` (a name ending in
-``.conf``), or a platform sitesim ships (:data:`BUILTIN_PLATFORMS`)."""
+``.conf``), a TOML file beside a ``slurm.conf`` that adds what Slurm keeps elsewhere (its
+``slurm_conf`` key: :func:`beside_slurm_conf`), or a platform sitesim ships
+(:data:`BUILTIN_PLATFORMS`)."""
 
 from __future__ import annotations
 
 import hashlib
+import tomllib
+from collections.abc import Mapping
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from sitesim.platform.description import (
     Platform,
@@ -56,9 +61,75 @@ def read_platform(name: str) -> tuple[Platform, str]:
         if found_conf.platform is None:
             raise PlatformError(f"{name}: no NodeName and PartitionName lines: no platform")
         platform = found_conf.platform
+    elif b"slurm_conf" in raw and "slurm_conf" in (data := _toml(raw, where)):
+        platform, conf_raw = beside_slurm_conf(data, where, base or Path("."))
+        return platform, hashlib.sha256(raw + conf_raw).hexdigest()  # (not kept: two files)
     else:
         platform = platform_from_bytes(raw, where, base)
     if name in BUILTIN_PLATFORMS:
         platform = replace(platform, name=name)
     _CACHE[key] = found = (platform, hashlib.sha256(raw).hexdigest())
     return found
+
+
+#: The keys of a TOML file beside a slurm.conf (:func:`beside_slurm_conf`).
+BESIDE_KEYS = ("slurm_conf", "name", "shares", "downtime")
+
+
+def _toml(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(platform_text(raw, where))
+    except tomllib.TOMLDecodeError as err:
+        raise PlatformError(f"{where}: not a TOML file: {err}") from None
+
+
+def beside_slurm_conf(data: Mapping[str, Any], where: str, base: Path) -> tuple[Platform, bytes]:
+    """The platform of a site described in its own terms: the nodes and partitions of the
+    ``slurm.conf`` that ``slurm_conf`` names (relative to ``base``, the TOML file's folder),
+    with what Slurm keeps elsewhere: the share of the simulated users' jobs each partition
+    gets (``[shares]``, by partition name) and maintenance windows and failures
+    (``[downtime]``, as in a platform file). Also returns the conf's bytes (they are part of
+    the platform's identity).
+
+    Raises:
+        PlatformError: ``where: key: problem``, or the conf's own error.
+    """
+    for key in data:
+        if key not in BESIDE_KEYS:
+            raise PlatformError(
+                f"{where}: {key}: not a key beside slurm_conf (the nodes and partitions are the "
+                f"slurm.conf's); the keys are {', '.join(BESIDE_KEYS)}"
+            )
+    conf_name = data["slurm_conf"]
+    if not isinstance(conf_name, str) or not conf_name.endswith(".conf"):
+        raise PlatformError(f"{where}: slurm_conf: must name a slurm.conf file (ending in .conf)")
+    conf_path = base / conf_name
+    try:
+        conf_raw = conf_path.read_bytes()
+    except OSError as err:
+        raise PlatformError(
+            f"{where}: slurm_conf: cannot read {conf_path}: {err.strerror or err}"
+        ) from None
+    found = read_slurm_conf(conf_path)
+    if found.platform is None:
+        raise PlatformError(f"{conf_path}: no NodeName and PartitionName lines: no platform")
+    tables = found.platform.to_dict()
+    tables["name"] = data.get("name", Path(where).stem)
+    shares = data.get("shares", {})
+    if not isinstance(shares, Mapping):
+        raise PlatformError(f"{where}: shares: must be a table of partition = share")
+    partitions = {p["name"]: p for p in tables["partitions"]}
+    for partition, share in shares.items():
+        if partition not in partitions:
+            raise PlatformError(
+                f"{where}: shares: {partition}: no such partition in {conf_name} "
+                f"(it has {', '.join(partitions)})"
+            )
+        if isinstance(share, bool) or not isinstance(share, int | float) or not share >= 0:
+            raise PlatformError(
+                f"{where}: shares: {partition}: must be a number >= 0, got {share!r}"
+            )
+        partitions[partition]["share"] = share
+    if "downtime" in data:
+        tables["downtime"] = data["downtime"]
+    return Platform.from_dict(tables, where=where, base=base), conf_raw
