@@ -187,8 +187,8 @@ class SLURM(Scheduler):
             without limits).
         time_zero: the Unix time of the run's time 0 (a trace's ``UnixStartTime``): Slurm
             rounds its backfill reservations to multiples of ``bf_resolution`` on the clock,
-            so where time 0 falls between two multiples moves them. Default 0 (time 0 on a
-            multiple).
+            so where time 0 falls between two multiples moves them. Default: in a replay, the
+            trace's ``UnixStartTime`` (:meth:`use_clock`); else 0 (time 0 on a multiple).
     """
 
     name = "SLURM"
@@ -204,7 +204,7 @@ class SLURM(Scheduler):
         accounts: str | Mapping[str, Any] | None = None,
         qos: str | None = None,
         mapping: str | None = None,
-        time_zero: float = 0.0,
+        time_zero: float | None = None,
         PriorityWeightAge: int | None = None,
         PriorityWeightFairshare: int | None = None,
         PriorityWeightJobSize: int | None = None,
@@ -234,8 +234,10 @@ class SLURM(Scheduler):
             "conf": conf, "assoc": assoc, "accounts": accounts, "qos": qos, "mapping": mapping
         }  # fmt: skip
         self._given = given
+        #: Whether ``time_zero`` was given (else a replay's trace gives it: :meth:`use_clock`).
+        self._clock_given = time_zero is not None
         try:
-            self.time_zero = float(time_zero)
+            self.time_zero = float(time_zero or 0.0)
         except (TypeError, ValueError):
             raise ConfigError(
                 f"SLURM: time_zero: must be a Unix time in seconds (a trace's UnixStartTime), "
@@ -383,7 +385,7 @@ class SLURM(Scheduler):
         """The files and every setting given, in Slurm's units, also one equal to Slurm's
         default (it wins over ``conf``, whose settings are read from it again)."""
         files = {key: value for key, value in self._files.items() if value is not None}
-        clock = {"time_zero": self.time_zero} if self.time_zero else {}
+        clock = {"time_zero": self.time_zero} if self._clock_given else {}
         return {**files, **clock, **self.settings.in_slurm_units(self._given)}
 
     def on_site(self, machine: Any) -> None:
@@ -923,6 +925,12 @@ class SLURM(Scheduler):
         if not isinstance(res, WholeNodeResources):
             begin = start
         res.reserve(job, begin, where, end - begin, closed=True)
+
+    def use_clock(self, unix_time: float) -> None:
+        """A replay's time 0 on the clock (its trace's ``UnixStartTime``), unless ``time_zero``
+        was given."""
+        if not self._clock_given:
+            self.time_zero = float(unix_time)
 
     def _will_run(self, ends: np.ndarray) -> np.ndarray:
         return will_run_releases(ends, self.time_zero)

@@ -152,6 +152,12 @@ class Scheduler(ABC):
         numbers derives its stream from it, so that replications differ (none by default)."""
         del seed  # the deterministic schedulers draw nothing
 
+    def use_clock(self, unix_time: float) -> None:
+        """Called before a replay with the Unix time of the run's time 0 (the trace's
+        ``UnixStartTime``) when the trace gives one: a scheduler whose rules follow the wall
+        clock takes it (none by default)."""
+        del unix_time
+
     def observers(self) -> list[Observer]:
         """What it adds to the run's result (per-account tables, its decisions): none by
         default."""

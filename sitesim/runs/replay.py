@@ -277,6 +277,8 @@ def _prepare(config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler) -> Pre
     if site.platform is not None and workload.requests is not None:
         for warning in check_requests(workload.requests, site.platform):
             warnings.warn(warning, RequestsWarning, stacklevel=2)
+    if trace.unix_start is not None:
+        scheduler.use_clock(trace.unix_start)
     site.add_user(TraceUser(workload) if plan is None else FeedbackTraceUser(workload, plan))
 
     def complete(result: SiteResult) -> SiteResult:

@@ -112,6 +112,12 @@ class SWFTrace:
                 return int(match.group(1))
         return None
 
+    @property
+    def unix_start(self) -> int | None:
+        """The Unix time of the trace's time 0 (header ``UnixStartTime``), if it gives one."""
+        match = _LEADING_INT.match(self.header_value("UnixStartTime") or "")
+        return int(match.group(1)) if match else None
+
     def excerpt(self, start: int, stop: int) -> SWFTrace:
         """The job lines ``start`` (0-based) up to, not including, ``stop``, as a trace of their
         own (a header note says which); their tails follow them.

@@ -249,6 +249,34 @@ def test_a_reservation_is_rounded_down_on_the_clock_and_candidates_keep_their_li
     assert on_node_or_processors(jobs, on_node)[2] == 290.0
 
 
+def test_a_replay_takes_its_clock_from_the_traces_unix_start_time(tmp_path: Path) -> None:
+    # The case above replayed from an SWF file whose header puts time 0 at 07:59:43: the
+    # 190 s job backfills at once, as with time_zero given; a time_zero given wins.
+    import sitesim
+    from sitesim.platform.description import Platform
+
+    lines = ["; UnixStartTime: 1795766383", "; MaxProcs: 64"]
+    for k, (submit, size, runtime, limit) in enumerate([*HALF, (0.0, 32, 190.0, 190.0)]):
+        lines.append(f"{k + 1} {submit:g} -1 {runtime:g} {size} -1 -1 {size} {limit:g} "
+                     "-1 1 1 1 -1 1 -1 -1 -1")  # fmt: skip
+    trace = tmp_path / "t.swf"
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    node = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 1, "cores": 64}],
+            "partitions": [{"name": "batch", "nodes": ["n"], "allocation": "shared"}],
+        }
+    )
+
+    def third(**given: Any) -> float:
+        result = sitesim.replay(trace, "SLURM", platform=node, **ONE_RULE, **given)
+        return float(np.sort(result.records, order="id")["start"][2])
+
+    assert third() == 0.0
+    assert third(time_zero=0) == 290.0
+    assert "time_zero" not in sitesim.replay(trace, "SLURM", platform=node).config.scheduler_params
+
+
 @pytest.mark.parametrize("on_node", [True, False])
 def test_a_job_ending_when_a_reservation_begins_runs_into_it(on_node: bool) -> None:
     # The reservation from 180 s (on the minute: not moved); a job of a 180 s limit would end
