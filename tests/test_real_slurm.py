@@ -36,12 +36,11 @@ FLOOR: dict[str, dict[str, tuple[int, int]]] = {
     "c_jobsize": {"run1": (38, 38), "run2": (38, 38)},
     "d_partitions": {"run1": (38, 38), "run2": (38, 38)},
     "e_fairshare": {"run1": (38, 38), "run2": (38, 38)},
-    # (GPUs, memory and features are not yet kept by the conversion: placement ignores them)
-    "f_resources": {"run1": (13, 14), "run2": (12, 15)},
+    "f_resources": {"run1": (35, 37), "run2": (28, 33)},
 }
 
 #: The cases whose mean wait in sitesim is within 5 % of each real run's.
-MEAN_WAIT_WITHIN_5_PERCENT = ("a_fifo", "b_resolution1", "c_jobsize", "d_partitions", "e_fairshare")
+MEAN_WAIT_WITHIN_5_PERCENT = tuple(FLOOR)
 
 
 def test_every_recorded_case_has_a_floor():

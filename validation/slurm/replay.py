@@ -1,7 +1,8 @@
 """A recorded run replayed in sitesim: the same jobs, at the submit times Slurm recorded, under
 the SLURM scheduler on the platform of the same slurm.conf.
 
-In process, what these commands do::
+In process, what these commands do (the jobs keeping the GPUs, memory and constraints of their
+sacct lines, as a replay of the lines themselves reads them; not their node counts, below)::
 
     sitesim convert run1/sacct.txt -o jobs.swf --mapping names.json
     sitesim replay jobs.swf --platform slurm.conf -s SLURM --param conf=slurm.conf \\
@@ -80,10 +81,11 @@ def case_warnings(messages: list[str], conf: Path) -> list[str]:
 def renumber_partitions(trace: SWFTrace, names: list[str], platform: Platform) -> SWFTrace:
     """``trace`` with each job's partition number (field 16, numbered as ``names`` lists the
     partitions) the one a replay on ``platform`` maps to the partition of that name; the jobs
-    ask for cores only, as the SWF the harness replays holds them (the requests read from the
-    sacct lines are dropped: their node counts are the nodes Slurm gave, since without slurmdbd
-    the lines are written from scontrol, and a job of 40 tasks that ran on two nodes would be
-    held to two nodes of 20 cores: case d then agrees for 25/38 jobs, not 38/38)."""
+    keep the GPUs, memory and features the sacct lines say they asked for, but not their node
+    counts: those are the nodes Slurm gave (without slurmdbd the lines are written from
+    scontrol), and no case's job asks for a node count (``sbatch -n`` only), so a job of 40
+    tasks that ran on two nodes would be held to two nodes of 20 cores (case d then agrees
+    for 25/38 jobs, not 38/38)."""
     number = {part.name: platform.swf_number(k) for k, part in enumerate(platform.partitions)}
     unknown = sorted(set(names) - set(number))
     if unknown:
@@ -92,7 +94,10 @@ def renumber_partitions(trace: SWFTrace, names: list[str], platform: Platform) -
     old = data[:, COLUMN["partition"]].astype(np.int64)
     new = np.array([-1, *(number[name] for name in names)], dtype=np.float64)
     data[:, COLUMN["partition"]] = np.where(old > 0, new[np.clip(old, 0, None)], -1.0)
-    return dataclasses.replace(trace, data=data, requests=None)
+    requests = trace.requests
+    if requests is not None:
+        requests = dataclasses.replace(requests, nodes=np.zeros_like(requests.nodes))
+    return dataclasses.replace(trace, data=data, requests=requests)
 
 
 def replay(
