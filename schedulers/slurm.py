@@ -19,7 +19,9 @@ Every pass runs Slurm's two schedulers, as ``slurmctld`` runs them:
    with its exact time limit; a reservation's start and end are rounded *down* to multiples of
    ``bf_resolution`` on the clock, and it lasts one step at least (backfill.c:2857-2864 and
    3298-3299); a job that would end exactly when a reservation begins collides with it
-   (``node_space[j].begin_time <= end_time``, backfill.c:2417). On nodes, a reservation's
+   (``node_space[j].begin_time <= end_time``, backfill.c:2417). The cycle's plan is a table
+   of at most ``bf_node_space_size`` records (:class:`_PlanTable`): when it is full, the
+   cycle stops at the next reservation (backfill.c:2997-3021). On nodes, a reservation's
    start is found as Slurm's backfill finds it
    (:meth:`~sitesim.platform.whole_nodes.WholeNodeResources.slurm_start`), with Slurm's
    estimate of when the running jobs give their resources back (:func:`will_run_releases`:
@@ -111,6 +113,44 @@ class _Waiting:
 
     def lowest(self) -> float:
         return self.lows[0] if self.lows else math.inf
+
+
+class _PlanTable:
+    """How many records a backfill cycle's plan takes in Slurm's table of free nodes over
+    time (``node_space``, src/plugins/sched/backfill/backfill.c in Slurm 22.05.8), which holds
+    at most ``bf_node_space_size`` (backfill.c:733-736: ``bf_max_job_test`` by default).
+
+    The table starts as one record, from now to the end of ``bf_window``, both rounded down
+    to ``bf_resolution`` (backfill.c:1808-1825). Each reservation splits the record its start
+    falls in (unless a record ends there) and the one its end falls in (unless one ends there,
+    or the end lies beyond the table), each split a record more (``_add_reservation``,
+    backfill.c:3272-3356); so does a job started on whole nodes (``_bf_reserve_running``,
+    backfill.c:1419-1470, when the table has room). Slurm also merges two neighbouring records
+    whose free nodes are the same (backfill.c:3357-3379) without giving the record back; a
+    later split at the merged boundary costs a record again. That merge is not modelled: the
+    table here fills no earlier than Slurm's."""
+
+    __slots__ = ("_ends", "begin", "end", "records", "size", "step")
+
+    def __init__(self, begin: float, end: float, size: int, step: float) -> None:
+        self.begin, self.end, self.size, self.step = begin, end, size, step
+        self.records = 1
+        self._ends = {end}
+
+    @property
+    def full(self) -> bool:
+        return self.records >= self.size
+
+    def add(self, start: float, end: float) -> None:
+        """A reservation from ``start`` to ``end`` (rounded down already)."""
+        start = max(start, self.begin)
+        end = max(end, start + self.step)
+        if start >= self.end:
+            return  # (no record holds it)
+        for t in (start, end):
+            if t < self.end and t not in self._ends:
+                self._ends.add(t)
+                self.records += 1
 
 
 #: How often slurmctld's background thread wakes (src/slurmctld/controller.c:2006-2009: ten
@@ -224,6 +264,7 @@ class SLURM(Scheduler):
         bf_resolution: float | None = None,
         bf_max_job_user: int | None = None,
         bf_job_part_count_reserve: int | None = None,
+        bf_node_space_size: int | None = None,
         batch_sched_delay: float | None = None,
     ) -> None:
         super().__init__()
@@ -804,7 +845,9 @@ class SLURM(Scheduler):
         ``bf_window`` gets no reservation and is not placed at all. On nodes a start changes
         how every reservation before it is planned (the nodes busy now are taken first, and
         its end regroups Slurm's estimate of the releases): there, every reservation waiting
-        is placed before a job starts.
+        is placed before a job starts. Once the reservations waiting could fill the plan's
+        table (two records each at most: :class:`_PlanTable`), they are placed, and every
+        later one as its job is tested, so that the cycle stops where Slurm's does.
         """
         s = self.settings
         self._cycles += 1
@@ -822,6 +865,10 @@ class SLURM(Scheduler):
         #: entered at the earliest (on nodes, rounded down: :meth:`_enter`).
         bounds: dict[tuple[int, Any], tuple[float, float]] = {}
         on_nodes = isinstance(res, WholeNodeResources)
+        #: Per partition, whether a job holds whole nodes (a start takes records: _PlanTable).
+        whole = res.parts.exclusive if isinstance(res, WholeNodeResources) else None
+        table = self._table(now)
+        pending, eager = 0, False  # (reservations waiting; placed as tested)
         limit_hit = new = False
         starts_before = len(started)
         unseen = self._unseen(now)
@@ -855,15 +902,13 @@ class SLURM(Scheduler):
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )
                 if on_nodes and where is not None and waiting:  # (see above)
-                    for pending in waiting.values():
-                        while pending.jobs:
-                            self._reserve(*pending.pop(), horizon, res, reserved)
-                    waiting.clear()
-                    ahead = None
+                    self._place_waiting(waiting, horizon, res, reserved, table)
+                    pending, ahead = 0, None
                     where = res.fits_now(job, duration)
                 while where is not None and ahead is not None and now + duration >= ahead.lowest():
                     earlier, length = ahead.pop()
-                    if self._reserve(earlier, length, horizon, res, reserved):
+                    pending -= 1
+                    if self._reserve(earlier, length, horizon, res, reserved, table):
                         where = res.fits_now(job, duration)
                 if where is None:
                     rejected[key] = min(duration, rejected.get(key, math.inf))
@@ -872,34 +917,86 @@ class SLURM(Scheduler):
                     self._started(job, now, "backfill")
                     started.append((job, where))
                     done.add(job)
+                    if whole is not None and whole[demand.part] and not table.full:
+                        table.add(table.begin, self._round_down(now + duration))  # (1419-1470)
                     continue
             bound = bounds.get(key)  # (it waits for a reservation of its own)
             if bound is None:
                 at = self._bound(res, job)
                 bound = bounds[key] = (at, self._round_down(at) if on_nodes else at)
-            if bound[0] < horizon:  # (else no reservation, whatever the plan)
-                if ahead is None:
-                    ahead = waiting[group] = _Waiting()
-                ahead.push(job, duration, bound[1])
+            if bound[0] >= horizon:
+                continue  # (no reservation, whatever the plan)
+            if not eager and table.records + 2 * (pending + 1) >= table.size:
+                self._place_waiting(waiting, horizon, res, reserved, table)
+                pending, eager = 0, True
+            if eager:
+                if self._reserve(job, duration, horizon, res, reserved, table) is None:
+                    limit_hit = True  # (the table is full: the cycle stops here)
+                    break
+                continue
+            if ahead is None:
+                ahead = waiting[group] = _Waiting()
+            ahead.push(job, duration, bound[1])
+            pending += 1
         self._dirty = new or (limit_hit and len(started) > starts_before)
+
+    def _table(self, now: float) -> _PlanTable:
+        """The plan's table of a cycle at ``now`` (:class:`_PlanTable`)."""
+        s = self.settings
+        return _PlanTable(
+            self._round_down(now),
+            self._round_down(now + s.bf_window),
+            s.bf_node_space_size or s.bf_max_job_test,
+            s.bf_resolution,
+        )
+
+    def _place_waiting(
+        self,
+        waiting: dict[int, _Waiting],
+        horizon: float,
+        res: Resources,
+        reserved: Counter[int],
+        table: _PlanTable,
+    ) -> None:
+        """Place every reservation waiting, in order (they cannot fill the table)."""
+        for ahead in waiting.values():
+            while ahead.jobs:
+                placed = self._reserve(*ahead.pop(), horizon, res, reserved, table)
+                assert placed is not None  # (room for two records each was left)
+        waiting.clear()
 
     def _bound(self, res: Resources, job: Job) -> float:
         """No plan of this cycle starts ``job`` before this time (``res.lower_bound``)."""
         return res.lower_bound(job)
 
     def _reserve(
-        self, job: Job, duration: float, horizon: float, res: Resources, reserved: Counter[int]
-    ) -> bool:
+        self,
+        job: Job,
+        duration: float,
+        horizon: float,
+        res: Resources,
+        reserved: Counter[int],
+        table: _PlanTable,
+    ) -> bool | None:
         """Reserve ``job`` (which cannot start now) at its earliest start in the cycle's plan
-        if one is due: within the window, under its partition's count. True if reserved."""
+        if one is due: within the window, under its partition's count. True if reserved; None
+        if one is due but the plan's table is full (the cycle stops: backfill.c:2997-3021)."""
         start, where = self._earliest(res, job, duration, horizon)
         limit = self.settings.bf_job_part_count_reserve
         part = self._part(job)
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
+        if table.full:
+            return None
         reserved[part] += 1
         self._enter(res, job, start, where, duration)
+        table.add(*self._slot(start, duration))
         return True
+
+    def _slot(self, start: float, duration: float) -> tuple[float, float]:
+        """A reservation's start and end as Slurm enters them (:meth:`_enter`)."""
+        begin = self._round_down(start)
+        return begin, max(self._round_down(start + duration), begin + self.settings.bf_resolution)
 
     def _earliest(
         self, res: Resources, job: Job, duration: float, horizon: float
@@ -920,8 +1017,7 @@ class SLURM(Scheduler):
         ending then collides with it: backfill.c:2417). On processors the start is kept: held
         from the rounded start, processors still busy then would be counted twice (Slurm holds
         whole nodes, those the job will have, from then on)."""
-        begin = self._round_down(start)
-        end = max(self._round_down(start + duration), begin + self.settings.bf_resolution)
+        begin, end = self._slot(start, duration)
         if not isinstance(res, WholeNodeResources):
             begin = start
         res.reserve(job, begin, where, end - begin, closed=True)

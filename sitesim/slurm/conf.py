@@ -324,6 +324,7 @@ SCHEDULER_PARAMETERS: dict[str, Callable[[str], str | None]] = {
     "bf_resolution": _whole(1, 3600),
     "bf_max_job_user": _whole(0),
     "bf_job_part_count_reserve": _whole(0, 100_000),
+    "bf_node_space_size": _whole(2, 2_000_000),
     "batch_sched_delay": _whole(0),
 }
 #: Slurm's defaults of the two entries checked against each other (minutes, seconds).

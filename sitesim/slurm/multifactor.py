@@ -84,6 +84,7 @@ class SlurmSettings:
     bf_resolution: float = 60.0
     bf_max_job_user: int = 0
     bf_job_part_count_reserve: int = 0
+    bf_node_space_size: int = 0  # (0: bf_max_job_test, as Slurm's default)
     batch_sched_delay: float = 3.0  # (-1: the main scheduler at every pass)
 
     @classmethod
@@ -281,6 +282,7 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "bf_resolution": _interval("seconds", 1.0),
     "bf_max_job_user": _whole(0),
     "bf_job_part_count_reserve": _whole(0),
+    "bf_node_space_size": _whole(0),
     "batch_sched_delay": _batch_delay,
 }
 _MINUTES = {"PriorityCalcPeriod", "bf_window"}

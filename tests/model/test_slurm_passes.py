@@ -75,6 +75,34 @@ def test_one_reservation_a_partition_lets_later_jobs_pass_the_second_blocked_job
     assert starts(jobs, bf_job_part_count_reserve=1) == [0.0, 100.0, 403.0, 3.0]
 
 
+def test_a_full_plan_table_stops_the_cycle() -> None:
+    # 3 of 4 processors busy to 100 s; two 4-wide jobs wait, then a 1-wide job of 10 s. The
+    # first reservation (100-150 s) splits the table's one record twice: 3 records, the whole
+    # table with bf_node_space_size=3, so the cycle stops at the second reservation and the
+    # small job is not tested (backfill.c:2997-3021); with room for two more it backfills.
+    jobs = [
+        (0.0, 3, 100.0, 100.0),
+        (0.0, 4, 50.0, 50.0),
+        (0.0, 4, 50.0, 50.0),
+        (0.0, 1, 10.0, 10.0),
+    ]
+    assert starts(jobs, bf_node_space_size=5)[3] == 0.0
+    assert starts(jobs, bf_node_space_size=3)[3] == 200.0
+
+
+def test_the_plan_table_counts_records_as_slurm_splits_them() -> None:
+    from sitesim.schedulers.slurm import _PlanTable
+
+    table = _PlanTable(0.0, 1000.0, 10, 60.0)
+    table.add(120.0, 180.0)  # (two splits: [0,120) [120,180) [180,1000))
+    table.add(180.0, 240.0)  # (its start is a record's end: one split)
+    table.add(0.0, 0.0)  # (one step at least: [0,0) [0,60) [60,120) ...)
+    table.add(900.0, 2000.0)  # (its end beyond the table: one split)
+    assert table.records == 1 + 2 + 1 + 2 + 1
+    table.add(1200.0, 1300.0)  # (beyond the table: none)
+    assert table.records == 7 and not table.full
+
+
 def test_a_backfill_cycle_waits_for_bf_interval() -> None:
     # the backfill cycle at t=0 finds nothing to start; the narrow job arriving at 10 cannot
     # pass the blocked wide one in the main scheduler, so it starts at the next cycle, 30 s

@@ -29,6 +29,7 @@ from sitesim.engine.job import JobState
 from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.platform.description import Platform
+from sitesim.platform.whole_nodes import WholeNodeResources
 from sitesim.schedulers import EASY, SLURM, Conservative
 from sitesim.schedulers.base import Scheduler
 from tests.conftest import run_jobs
@@ -137,7 +138,8 @@ class EveryCycle(SLURM):
 
 class Literal(SLURM):
     """SLURM with the backfill cycle as Slurm writes it: each tested job starts if it fits now
-    clear of the reservations made so far, else gets its own reservation at once."""
+    clear of the reservations made so far, else gets its own reservation at once (the cycle
+    stops when the plan's table is full)."""
 
     def _backfill(self, now: float, res: Any, started: list[Any]) -> None:
         s = self.settings
@@ -146,6 +148,7 @@ class Literal(SLURM):
         tested, per_user, reserved = 0, Counter[int](), Counter[int]()
         limit_hit, new, before = False, False, len(started)
         unseen = self._unseen(now)
+        table = self._table(now)
         for job in self.queue:
             if job in done:
                 continue
@@ -173,10 +176,17 @@ class Literal(SLURM):
                     and start < horizon
                     and not (limit and reserved[part] >= limit)
                 ):
+                    if table.full:
+                        limit_hit = True
+                        break
                     reserved[part] += 1
                     self._enter(res, job, start, where, duration)
+                    table.add(*self._slot(start, duration))
                 continue
             res.take_now(job, where)
+            whole = isinstance(res, WholeNodeResources) and res.parts.exclusive[job.demand.part]
+            if whole and not table.full:
+                table.add(table.begin, self._round_down(now + duration))
             self._started(job, now, "backfill")
             started.append((job, where))
             done.add(job)
