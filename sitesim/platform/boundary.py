@@ -61,6 +61,8 @@ PARTITION_DTYPE = np.dtype(
         ("slowdown_mean", np.float64),
         ("bsld_mean", np.float64),
         ("core_utilization", np.float64),
+        ("gpus", np.int64),
+        ("gpu_utilization", np.float64),
     ]
 )
 
@@ -443,6 +445,10 @@ class PartitionTables:
             busy = float((table["cores"][in_part] * held[in_part]).sum())
             total = parts.total_cores[k] * length
             rows[k]["core_utilization"] = busy / total if total else math.nan
+            gpus = int(platform.gpus[parts.nodes[k]].sum())
+            busy = float((table["gpus"][in_part] * held[in_part]).sum())
+            rows[k]["gpus"] = gpus
+            rows[k]["gpu_utilization"] = busy / (gpus * length) if gpus and length else math.nan
         return summary, rows
 
 
