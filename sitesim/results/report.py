@@ -259,7 +259,7 @@ def platform_report(result: SiteResult) -> str:
         for r in shown
     ]  # fmt: skip
     columns = PARTITION_COLUMNS
-    if s["gpu_utilization"] > 0:  # (jobs held GPUs: each partition's GPU utilization too)
+    if s["gpus"]:  # (a platform with GPUs: each partition's GPU utilization too)
         columns = (*columns, "GPU.Util")
         rows = [[*row, float(r["gpu_utilization"])] for row, r in zip(rows, shown, strict=True)]
     lines.append(table(columns, rows))
