@@ -258,7 +258,7 @@ def platform_report(result: SiteResult) -> str:
          float(r["core_utilization"])]
         for r in shown
     ]  # fmt: skip
-    columns = PARTITION_COLUMNS
+    columns: tuple[str, ...] = PARTITION_COLUMNS
     if s["gpus"]:  # (a platform with GPUs: each partition's GPU utilization too)
         columns = (*columns, "GPU.Util")
         rows = [[*row, float(r["gpu_utilization"])] for row, r in zip(rows, shown, strict=True)]
