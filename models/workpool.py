@@ -34,6 +34,7 @@ import numpy as np
 from sitesim.engine.job import MIN_ESTIMATE
 from sitesim.errors import require
 from sitesim.platform.placement import Request
+from sitesim.workload.distributions import Discrete
 from sitesim.workload.profile import WorkloadProfile
 from sitesim.workload.request_mix import RequestClass
 
@@ -119,6 +120,7 @@ class Workpool:
         self._left = 0
         mix = profile.requests
         self._asks = None if mix is None else [as_request(c) for c in mix.classes]
+        self._ask_tables: dict[int, Discrete] = {}  # (by size)
         #: What the jobs of the current shape ask for (None: nothing more than cores).
         self.ask: Request | None = None
 
@@ -171,8 +173,11 @@ class Workpool:
     def draw_ask(self, size: int) -> Request | None:
         """What a job of ``size`` cores asks for, drawn from the profile's request mix."""
         assert self.profile.requests is not None and self._asks is not None
+        table = self._ask_tables.get(size)
+        if table is None:
+            table = self._ask_tables[size] = self.profile.requests.table(size)
         u = np.array([self._request()])
-        return self._asks[int(self.profile.requests.table(size).from_uniform(u)[0])]
+        return self._asks[int(table.from_uniform(u)[0])]
 
 
 def as_request(request: RequestClass) -> Request | None:

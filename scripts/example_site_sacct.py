@@ -1,4 +1,4 @@
-"""Write docs/howto/own-site/site.sacct: a made-up sacct log of the small cluster of
+"""Write docs/howto/own-site/site.sacct.gz: a made-up sacct log of the small cluster of
 docs/howto/own-site/slurm.conf (16 CPU nodes of 32 cores; 4 GPU nodes of 32 cores, 4 GPUs and
 512,000 MB), four weeks of twelve users, for the own-site how-to's profile example.
 
@@ -11,12 +11,13 @@ gpu, 1-4 GPUs a node, some on two nodes). Seeded: running it again writes the sa
 
 from __future__ import annotations
 
+import gzip
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "howto" / "own-site" / "site.sacct"
+OUT = Path(__file__).resolve().parents[1] / "docs" / "howto" / "own-site" / "site.sacct.gz"
 HEADER = (
     "JobID|JobIDRaw|User|Account|Partition|QOS|Submit|Eligible|Start|End|Timelimit|NNodes|"
     "NCPUS|ReqCPUS|ReqMem|AllocTRES|ReqTRES|State|ExitCode"
@@ -85,7 +86,8 @@ def main() -> None:
             f"{memory // 1000}G", tres, tres, state, "0:0" if state == "COMPLETED" else "1:0",
         ]  # fmt: skip
         lines.append("|".join(fields))
-    OUT.write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    OUT.write_bytes(gzip.compress(text.encode(), mtime=0))  # (the same bytes every time)
     print(f"{len(lines) - 1} jobs written to {OUT}")
 
 

@@ -101,7 +101,7 @@ def test_a_bad_mix_names_its_entry(tmp_path: Path, change, problem) -> None:  # 
 
 @pytest.fixture(scope="module")
 def site_profile() -> WorkloadProfile:
-    return build_profile([read_trace(SITE / "site.sacct")])
+    return build_profile([read_trace(SITE / "site.sacct.gz")])
 
 
 def site_run(profile: WorkloadProfile, seed: int = 1, **settings) -> SiteResult:  # type: ignore[no-untyped-def]
@@ -195,7 +195,7 @@ def test_the_profile_command_reads_a_sacct_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "site.json"
-    assert main(["profile", str(SITE / "site.sacct"), "-o", str(out)]) == 0
+    assert main(["profile", str(SITE / "site.sacct.gz"), "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "GPUs/node" in printed and "gpu " in printed
     mix = WorkloadProfile.load(out).requests

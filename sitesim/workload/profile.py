@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -29,23 +29,16 @@ from sitesim.workload.activity import (
     ThinkDefinition,
     decompose,
 )
-from sitesim.workload.distributions import Discrete, Quantiles, from_dict, normalized
+from sitesim.workload.distributions import Discrete, Quantiles, checked_shares, from_dict
+from sitesim.workload.request_mix import RequestMix
 from sitesim.workload.requests import JobRequests
+from sitesim.workload.size_classes import size_class, size_class_key
 from sitesim.workload.swf import SWFTrace
-
-if TYPE_CHECKING:
-    from sitesim.workload.request_mix import RequestMix
 
 FORMAT, VERSION = "sitesim-profile", 1
 #: Runtime tables conditioned on size are kept per power-of-two size class with at least this
 #: many jobs; other classes fall back to the overall runtime table.
 MIN_CLASS_JOBS = 200
-
-
-def size_class(size: Any) -> np.ndarray:
-    """Power-of-two class of each size: the smallest 2**k >= size (1, 2, 4, 8, ...)."""
-    size = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
-    return np.exp2(np.ceil(np.log2(size))).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -149,8 +142,6 @@ class WorkloadProfile:
             kwargs["sources"] = list(data["sources"])
             kwargs["settings"] = dict(_mapping(data["settings"], f"{where}: settings"))
             if "requests" in data:
-                from sitesim.workload.request_mix import RequestMix
-
                 kwargs["requests"] = RequestMix.from_dict(data["requests"], f"{where}: requests")
         except KeyError as err:
             raise ConfigError(f"{where}: missing key {err}") from None
@@ -218,17 +209,6 @@ def _checked(
     return dist
 
 
-def size_class_key(key: Any, where: str) -> int:
-    """A key of runtimes_by_size: a power of two, as text."""
-    try:
-        size = int(key)
-    except ValueError:
-        size = 0
-    if size < 1 or size & (size - 1):
-        raise ConfigError(f"{where}: keys must be powers of two (size classes), got {key!r}")
-    return size
-
-
 def _positive(value: Any, where: str) -> float:
     if (
         isinstance(value, bool)
@@ -237,17 +217,6 @@ def _positive(value: Any, where: str) -> float:
     ):
         raise ConfigError(f"{where}: must be a number > 0, got {_short(value)}")
     return float(value)
-
-
-def checked_shares(values: Any, length: int, where: str) -> np.ndarray:
-    """``values`` as ``length`` shares (>= 0, not all 0), normalized; else ConfigError."""
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        array = np.full(1, np.nan)
-    if array.shape != (length,) or not (array >= 0).all() or not array.sum() > 0:
-        raise ConfigError(f"{where}: expected {length} non-negative shares, got {_short(values)}")
-    return normalized(array)
 
 
 #: The name a run configuration gives the profile shipped with sitesim.
@@ -305,8 +274,6 @@ def build_profile(
         raise ConfigError("a profile needs at least one trace")
     requests = None
     if any(t.requests is not None for t in traces):
-        from sitesim.workload.request_mix import RequestMix
-
         requests = RequestMix.fit([_sizes_and_requests(t) for t in traces])
     activities = [decompose(t, definition=definition, threshold=threshold) for t in traces]
     pooled = _Pool(activities)

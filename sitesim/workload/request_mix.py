@@ -5,7 +5,7 @@ A site's log (``sacct``) says, for every job, its partition, GPUs per node, memo
 the node features it needs (:class:`~sitesim.workload.requests.JobRequests`). The mix is their
 empirical joint distribution: each distinct combination is a **request class**, with its share
 of the jobs overall and within each power-of-two size class (the size classes of
-:func:`~sitesim.workload.profile.size_class`), each source trace weighing the same. A job of
+:func:`~sitesim.workload.size_classes.size_class`), each source trace weighing the same. A job of
 size ``s`` draws its class from the table of ``s``'s size class, or from the overall table when
 no job of the sources had a size in that class.
 
@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from sitesim.errors import ConfigError
-from sitesim.workload.distributions import Discrete
-from sitesim.workload.profile import checked_shares, size_class, size_class_key
+from sitesim.workload.distributions import Discrete, checked_shares
 from sitesim.workload.requests import JobRequests
+from sitesim.workload.size_classes import size_class, size_class_key
 
 
 class RequestClass(NamedTuple):
