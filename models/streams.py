@@ -39,6 +39,7 @@ PURPOSES = {
     "continue": 8, "break": 9,  # session dynamics
     "cycle": 10,  # activity cycles
     "utility": 11,  # utility functions
+    "request": 12,  # workpool: what a job asks for beyond its cores (a profile's request mix)
 }  # fmt: skip
 BLOCK = 256
 #: A user's own generator draws its first block this large, each next one twice as large up to

@@ -265,6 +265,7 @@ class StaticUser:
                 break
             size, runtime, estimate = self.workpool.next_shape()
             job = Job(size, runtime, estimate, user=self.id, session=session, batch=self.batch)
+            job.ask = self.workpool.ask
             if self.valuer is not None:
                 self.valuer.value(job)
             if previous is not None:

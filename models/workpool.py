@@ -13,6 +13,11 @@ a constant overestimation ``factor`` times it, or the runtime times a ``ratio`` 
 profile's requested/actual runtime ratios, capped at the profile's longest request. Estimates
 are never below :data:`sitesim.engine.job.MIN_ESTIMATE`. Runtimes and estimates are whole seconds.
 
+When the profile has a request mix (built from a site's log: :mod:`sitesim.workload.request_mix`)
+each shape also draws what its jobs ask for beyond their cores (:attr:`Workpool.ask`: partition,
+GPUs and memory per node, node features), from the mix's table of the size's class, one uniform
+of the user's ``request`` stream a shape; a profile without one draws nothing (``ask`` None).
+
 ``runtime_scale`` (a workload transform of the sensitivity studies) multiplies every runtime
 drawn before it is rounded, and the cap on requests with it; each draw still uses one uniform,
 so a scaled user submits the same sequence of sizes with scaled runtimes.
@@ -28,7 +33,10 @@ import numpy as np
 
 from sitesim.engine.job import MIN_ESTIMATE
 from sitesim.errors import require
+from sitesim.platform.placement import Request
+from sitesim.workload.distributions import Discrete
 from sitesim.workload.profile import WorkloadProfile
+from sitesim.workload.request_mix import RequestClass
 
 from .streams import Drawn, Streams, StreamTable, Transform, rounded
 
@@ -71,7 +79,8 @@ class EstimateModel:
 
 
 class Workpool:
-    """The job shapes ``(size, runtime, estimate)`` of one user, in order.
+    """The job shapes ``(size, runtime, estimate)`` of one user, in order, and what the jobs of
+    the current shape ask for beyond their cores (:attr:`ask`).
 
     Args:
         profile: the workload profile.
@@ -85,6 +94,7 @@ class Workpool:
     _runtime = Drawn("runtime")
     _repeat = Drawn("repetition")
     _ratio = Drawn("estimate")
+    _request = Drawn("request")
 
     def __init__(
         self,
@@ -108,6 +118,11 @@ class Workpool:
         self._streams = streams
         self._shape = (1, 0.0, MIN_ESTIMATE)
         self._left = 0
+        mix = profile.requests
+        self._asks = None if mix is None else [as_request(c) for c in mix.classes]
+        self._ask_tables: dict[int, Discrete] = {}  # (by size)
+        #: What the jobs of the current shape ask for (None: nothing more than cores).
+        self.ask: Request | None = None
 
     @staticmethod
     def transforms(
@@ -128,6 +143,8 @@ class Workpool:
         """The shape of the user's next job."""
         if self._left == 0:
             self._shape = self.draw_shape()
+            if self._asks is not None:
+                self.ask = self.draw_ask(self._shape[0])
             self._left = int(self._repeat())
         self._left -= 1
         return self._shape
@@ -152,3 +169,25 @@ class Workpool:
             cap = self.profile.max_estimate * self.runtime_scale
             estimate = round(min(runtime * self._ratio(), cap))
         return size, runtime, max(estimate, MIN_ESTIMATE)
+
+    def draw_ask(self, size: int) -> Request | None:
+        """What a job of ``size`` cores asks for, drawn from the profile's request mix."""
+        assert self.profile.requests is not None and self._asks is not None
+        table = self._ask_tables.get(size)
+        if table is None:
+            table = self._ask_tables[size] = self.profile.requests.table(size)
+        u = np.array([self._request()])
+        return self._asks[int(table.from_uniform(u)[0])]
+
+
+def as_request(request: RequestClass) -> Request | None:
+    """A request class as a job's request on a platform (None: it asks for nothing more, and
+    the job's partition is chosen as for any job that names none)."""
+    if not request.asks_more():
+        return None
+    return Request(
+        partition=request.partition or None,
+        gpus=request.gpus_per_node,
+        memory=request.memory_per_node_mb,
+        constraint=request.constraint,
+    )

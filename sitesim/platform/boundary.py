@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sitesim.engine.job import Job
     from sitesim.platform.description import Platform
     from sitesim.platform.machine import NodeMachine
+    from sitesim.workload.request_mix import RequestMix
     from sitesim.workload.requests import JobRequests
 
 #: Why the site refuses a job on a platform (keys of ``Site.rejected``).
@@ -60,6 +61,8 @@ PARTITION_DTYPE = np.dtype(
         ("slowdown_mean", np.float64),
         ("bsld_mean", np.float64),
         ("core_utilization", np.float64),
+        ("gpus", np.int64),
+        ("gpu_utilization", np.float64),
     ]
 )
 
@@ -148,6 +151,10 @@ class Resolver:
         return None
 
 
+class RequestsWarning(UserWarning):
+    """What the jobs of a run ask for that its platform cannot give or does not model."""
+
+
 def check_requests(requests: JobRequests, platform: Platform) -> list[str]:
     """Refuse what no node of ``platform`` can ever give a trace's jobs: a feature no node
     has, more memory a node than any node has (when the platform places memory); the
@@ -200,6 +207,60 @@ def check_requests(requests: JobRequests, platform: Platform) -> list[str]:
             f"{int(memory[row]):,} MB a node: no node of {name} has that much (the most: "
             f"{most:,} MB)",
         )  # fmt: skip
+    return warnings
+
+
+def check_request_mix(mix: RequestMix | None, platform: Platform, source: str) -> list[str]:
+    """What the simulated users of a run on ``platform`` will ask for that it cannot give, as
+    warnings (one line each), given the request mix they draw from (``source`` names it:
+    ``profile NAME``).
+
+    - the platform has GPUs and no job will ask for any (a profile without a request mix, or
+      whose jobs ask for none);
+    - the mix names partitions the platform has not, or node features no node has: those
+      jobs are refused (unknown partition, node features), counted as other refusals are;
+    - the mix asks for memory and the platform does not place memory: ignored.
+    """
+    from sitesim.platform.features import unknown_features
+
+    name = platform.name or "the platform"
+    warnings = []
+    if platform.total_gpus and (mix is None or not mix.share(lambda c: c.gpus_per_node > 0)):
+        why = "has no request mix" if mix is None else "has no job that asked for GPUs"
+        warnings.append(
+            f"{name} has {platform.total_gpus:,} GPUs and no job of the simulated users will ask "
+            f"for any: {source} {why} (`sitesim profile site.sacct` builds one from a "
+            "site's log)"
+        )
+    if mix is None:
+        return warnings
+    names = [p.name for p in platform.partitions]
+    missing = sorted({c.partition for c in mix.classes if c.partition and c.partition not in names})
+    if missing:
+        share = mix.share(lambda c: c.partition in missing)
+        warnings.append(
+            f"{source}: {share:.1%} of its jobs ask for partitions {name} has not "
+            f"({', '.join(missing)}; its partitions: {', '.join(names)}): they are refused"
+        )
+
+    def unknown(text: str) -> bool:
+        try:
+            return bool(text) and bool(unknown_features(text, platform))
+        except ValueError:
+            return True
+
+    if mix.share(lambda c: unknown(c.constraint)):
+        share = mix.share(lambda c: unknown(c.constraint))
+        warnings.append(
+            f"{source}: {share:.1%} of its jobs ask for node features no node of {name} "
+            f"has (features: {', '.join(platform.features) or 'none'}): they are refused"
+        )
+    memory = mix.share(lambda c: c.memory_per_node_mb > 0)
+    if memory and platform.total_memory == 0:
+        warnings.append(
+            f"{source}: {memory:.1%} of its jobs ask for memory; {name} does not place "
+            "memory (no node memory, or slurm.conf without CR_*_Memory): ignored"
+        )
     return warnings
 
 
@@ -384,6 +445,10 @@ class PartitionTables:
             busy = float((table["cores"][in_part] * held[in_part]).sum())
             total = parts.total_cores[k] * length
             rows[k]["core_utilization"] = busy / total if total else math.nan
+            gpus = int(platform.gpus[parts.nodes[k]].sum())
+            busy = float((table["gpus"][in_part] * held[in_part]).sum())
+            rows[k]["gpus"] = gpus
+            rows[k]["gpu_utilization"] = busy / (gpus * length) if gpus and length else math.nan
         return summary, rows
 
 

@@ -129,7 +129,8 @@ def with_competitive_ratio(result: SiteResult, reference: SiteResult) -> SiteRes
 
 def flat_row(result: SiteResult, **extra: Any) -> dict[str, Any]:
     """One flat row of a run: what it varied (users or trace, scheduler and parameters, seed),
-    ``extra`` columns, then every summary field."""
+    ``extra`` columns, then every summary field (and, on a platform with GPUs, the GPU
+    utilization)."""
     config = result.config
     row: dict[str, Any] = {}
     if config is not None:
@@ -139,6 +140,8 @@ def flat_row(result: SiteResult, **extra: Any) -> dict[str, Any]:
     row["seed"] = None if config is None else config.seed
     row.update(extra)
     row.update(result.summary.as_dict())
+    if result.platform_stats.get("gpus"):
+        row["gpu_utilization"] = result.platform_stats["gpu_utilization"]
     return row
 
 
@@ -248,14 +251,18 @@ def platform_report(result: SiteResult) -> str:
         f"{s['jobs_requeued']:,}, failed {s['jobs_failed']:,}; work lost "
         f"{s['work_lost_core_h']:,.0f} core-hours",
     ]
+    shown = [r for r in result.per_partition if r["jobs"] or r["core_utilization"] > 0]
     rows = [
         [r["partition"], int(r["nodes"]), int(r["cores"]), int(r["jobs"]),
          float(r["wait_mean_min"]), float(r["response_mean_min"]), float(r["bsld_mean"]),
          float(r["core_utilization"])]
-        for r in result.per_partition
-        if r["jobs"] or r["core_utilization"] > 0
+        for r in shown
     ]  # fmt: skip
-    lines.append(table(PARTITION_COLUMNS, rows))
+    columns: tuple[str, ...] = PARTITION_COLUMNS
+    if s["gpus"]:  # (a platform with GPUs: each partition's GPU utilization too)
+        columns = (*columns, "GPU.Util")
+        rows = [[*row, float(r["gpu_utilization"])] for row, r in zip(rows, shown, strict=True)]
+    lines.append(table(columns, rows))
     return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ from sitesim.models.augment import augment
 from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
-from sitesim.platform.boundary import check_requests
+from sitesim.platform.boundary import RequestsWarning, check_requests
 from sitesim.runs.build import PreparedRun, build_site
 from sitesim.runs.config import ReplayConfig, ReplaySettings
 from sitesim.runs.options import scheduler_settings, split_settings
@@ -28,10 +28,6 @@ from sitesim.workload.swf import SWFTrace
 
 DAY = 86_400.0
 Progress = Callable[[float], None]
-
-
-class RequestsWarning(UserWarning):
-    """What a trace's jobs ask for that the platform of the replay does not model."""
 
 
 def machine_size(trace: SWFTrace, procs: int | None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Unpack
 
@@ -11,6 +12,7 @@ from sitesim.engine.site import SiteResult, User
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load, path_of
 from sitesim.models.users import UserKind, UserModel
+from sitesim.platform.boundary import RequestsWarning, check_request_mix
 from sitesim.runs.budget import check_site_run
 from sitesim.runs.build import PreparedRun, build_site
 from sitesim.runs.config import (
@@ -152,6 +154,7 @@ def prepare_site(
     """The run :func:`run_site` runs (the same arguments), built to the point where it starts
     (:class:`~sitesim.runs.build.PreparedRun`)."""
     check_site_run(config, warn=False)  # (an absurd horizon or size, before anything runs)
+    profile_name = config.profile if profile is None else "(given)"
     if profile is None:
         profile, sha256 = read_profile(config.profile)
         if config.profile_sha256 is not None and config.profile_sha256 != sha256:
@@ -178,6 +181,14 @@ def prepare_site(
         strict=config.strict,
         cancel_expired=config.cancel_expired,
     )
+    if site.platform is not None:
+        model = users or (None if is_import_path(config.model) else config.user_model())
+        if isinstance(model, UserModel):  # (a user factory of one's own may ask for anything)
+            synthetic = model.kind == "synthetic"
+            source = "the synthetic model" if synthetic else f"profile {profile_name}"
+            mix = None if synthetic else profile.requests
+            for warning in check_request_mix(mix, site.platform, source):
+                warnings.warn(warning, RequestsWarning, stacklevel=2)
     for user in population:
         site.add_user(user)
     stored = config if described else None

@@ -318,6 +318,20 @@ def normalized(weights: np.ndarray) -> np.ndarray:
     return weights if abs(total - 1.0) <= 1e-12 else weights / total
 
 
+def checked_shares(values: Any, length: int, where: str) -> np.ndarray:
+    """``values`` as ``length`` shares (>= 0, not all 0), normalized; else ConfigError naming
+    ``where``."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        array = np.full(1, np.nan)
+    if array.shape != (length,) or not (array >= 0).all() or not array.sum() > 0:
+        text = repr(values)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise ConfigError(f"{where}: expected {length} non-negative shares, got {text}")
+    return normalized(array)
+
+
 def _number(v: float) -> float | int:
     """Whole numbers as int (compact JSON), others exactly."""
     return int(v) if float(v).is_integer() else v

@@ -29,19 +29,16 @@ from sitesim.workload.activity import (
     ThinkDefinition,
     decompose,
 )
-from sitesim.workload.distributions import Discrete, Quantiles, from_dict, normalized
+from sitesim.workload.distributions import Discrete, Quantiles, checked_shares, from_dict
+from sitesim.workload.request_mix import RequestMix
+from sitesim.workload.requests import JobRequests
+from sitesim.workload.size_classes import size_class, size_class_key
 from sitesim.workload.swf import SWFTrace
 
 FORMAT, VERSION = "sitesim-profile", 1
 #: Runtime tables conditioned on size are kept per power-of-two size class with at least this
 #: many jobs; other classes fall back to the overall runtime table.
 MIN_CLASS_JOBS = 200
-
-
-def size_class(size: Any) -> np.ndarray:
-    """Power-of-two class of each size: the smallest 2**k >= size (1, 2, 4, 8, ...)."""
-    size = np.maximum(np.asarray(size, dtype=np.float64), 1.0)
-    return np.exp2(np.ceil(np.log2(size))).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -64,6 +61,10 @@ class WorkloadProfile:
         weekly: share of submissions per day of the week (7, Monday first).
         sources: name, sha256, job counts, users and machine size of each source trace.
         settings: how the traces were decomposed (think definition, thresholds).
+        requests: what the jobs ask for beyond their cores (partition, GPUs, memory, node
+            features), when a source trace says (a site's ``sacct`` log); None: nothing more
+            (the jobs of the simulated users go to the platform's default partition, or one
+            drawn by the partitions' shares).
     """
 
     sizes: Discrete
@@ -81,6 +82,7 @@ class WorkloadProfile:
     weekly: np.ndarray
     sources: list[dict[str, Any]] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    requests: RequestMix | None = None
 
     DISCRETE = ("sizes", "size_repetitions", "batch_widths")
     QUANTILES = (
@@ -108,6 +110,7 @@ class WorkloadProfile:
             "weekly": self.weekly.tolist(),
             "distributions": {name: getattr(self, name).to_dict() for name in self.DISTRIBUTIONS},
             "runtimes_by_size": {str(k): q.to_dict() for k, q in self.runtimes_by_size.items()},
+            **({} if self.requests is None else {"requests": self.requests.to_dict()}),
         }
 
     @classmethod
@@ -128,16 +131,18 @@ class WorkloadProfile:
             }
             by_size = _mapping(data["runtimes_by_size"], f"{where}: runtimes_by_size")
             kwargs["runtimes_by_size"] = {
-                _size_class(key, f"{where}: runtimes_by_size"): _checked(
+                size_class_key(key, f"{where}: runtimes_by_size"): _checked(
                     by_size, key, f"{where}: runtimes_by_size.{key}", bounds=_DURATION
                 )
                 for key in by_size
             }
-            kwargs["daily"] = _shares(data["daily"], 24, f"{where}: daily")
-            kwargs["weekly"] = _shares(data["weekly"], 7, f"{where}: weekly")
+            kwargs["daily"] = checked_shares(data["daily"], 24, f"{where}: daily")
+            kwargs["weekly"] = checked_shares(data["weekly"], 7, f"{where}: weekly")
             kwargs["max_estimate"] = _positive(data["max_estimate"], f"{where}: max_estimate")
             kwargs["sources"] = list(data["sources"])
             kwargs["settings"] = dict(_mapping(data["settings"], f"{where}: settings"))
+            if "requests" in data:
+                kwargs["requests"] = RequestMix.from_dict(data["requests"], f"{where}: requests")
         except KeyError as err:
             raise ConfigError(f"{where}: missing key {err}") from None
         except TypeError as err:
@@ -204,17 +209,6 @@ def _checked(
     return dist
 
 
-def _size_class(key: Any, where: str) -> int:
-    """A key of runtimes_by_size: a power of two, as text."""
-    try:
-        size = int(key)
-    except ValueError:
-        size = 0
-    if size < 1 or size & (size - 1):
-        raise ConfigError(f"{where}: keys must be powers of two (size classes), got {key!r}")
-    return size
-
-
 def _positive(value: Any, where: str) -> float:
     if (
         isinstance(value, bool)
@@ -223,16 +217,6 @@ def _positive(value: Any, where: str) -> float:
     ):
         raise ConfigError(f"{where}: must be a number > 0, got {_short(value)}")
     return float(value)
-
-
-def _shares(values: Any, length: int, where: str) -> np.ndarray:
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        array = np.full(1, np.nan)
-    if array.shape != (length,) or not (array >= 0).all() or not array.sum() > 0:
-        raise ConfigError(f"{where}: expected {length} non-negative shares, got {_short(values)}")
-    return normalized(array)
 
 
 #: The name a run configuration gives the profile shipped with sitesim.
@@ -283,9 +267,14 @@ def build_profile(
     definition: ThinkDefinition = "last",
     threshold: float = SESSION_THRESHOLD,
 ) -> WorkloadProfile:
-    """A profile from SWF traces, each trace with equal weight."""
+    """A profile from SWF traces, each trace with equal weight; with the request mix when a
+    trace says what its jobs ask for beyond their processors (a site's ``sacct`` log; a trace
+    that does not counts as jobs that ask for nothing more)."""
     if not traces:
         raise ConfigError("a profile needs at least one trace")
+    requests = None
+    if any(t.requests is not None for t in traces):
+        requests = RequestMix.fit([_sizes_and_requests(t) for t in traces])
     activities = [decompose(t, definition=definition, threshold=threshold) for t in traces]
     pooled = _Pool(activities)
     sizes = pooled.samples(lambda a: a.size[a.size > 0], "job sizes")
@@ -324,7 +313,17 @@ def build_profile(
             "weighting": "equal weight per trace",
             "runtimes_by_size": f"power-of-two size classes with >= {MIN_CLASS_JOBS} jobs",
         },
+        requests=requests,
     )
+
+
+def _sizes_and_requests(trace: SWFTrace) -> tuple[np.ndarray, JobRequests]:
+    """Each job's size (processors allocated, else requested) and requests (none asked when
+    the trace does not say)."""
+    procs, asked = trace.column("procs"), trace.column("req_procs")
+    size = np.where(procs > 0, procs, asked)
+    requests = JobRequests.empty(len(trace)) if trace.requests is None else trace.requests
+    return size, requests
 
 
 @dataclass

@@ -28,6 +28,7 @@ class Script:
 class ScriptedWorkpool:
     def __init__(self, shapes):  # type: ignore[no-untyped-def]
         self.next_shape = Script(shapes)
+        self.ask = None
 
 
 class ScriptedSubmittal:
