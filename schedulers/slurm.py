@@ -130,27 +130,53 @@ class _PlanTable:
     later split at the merged boundary costs a record again. That merge is not modelled: the
     table here fills no earlier than Slurm's."""
 
-    __slots__ = ("_ends", "begin", "end", "records", "size", "step")
+    __slots__ = ("_ends", "_pairs", "_records", "begin", "end", "size", "step")
 
     def __init__(self, begin: float, end: float, size: int, step: float) -> None:
         self.begin, self.end, self.size, self.step = begin, end, size, step
-        self.records = 1
-        self._ends = {end}
-
-    @property
-    def full(self) -> bool:
-        return self.records >= self.size
+        #: The reservations entered, until the table could be full (two records each at
+        #: most); from then on, the records' ends (None until then) and their count.
+        self._pairs: list[tuple[float, float]] = []
+        self._ends: set[float] | None = None
+        self._records = 1
 
     def add(self, start: float, end: float) -> None:
         """A reservation from ``start`` to ``end`` (rounded down already)."""
+        if self._ends is None:
+            self._pairs.append((start, end))
+        else:
+            self._split(start, end, self._ends)
+
+    def could_fill(self, more: int) -> bool:
+        """Whether the table holds ``size`` records once ``more`` are added."""
+        if self._ends is None and 1 + 2 * len(self._pairs) + more < self.size:
+            return False
+        return self.records + more >= self.size
+
+    @property
+    def full(self) -> bool:
+        return self.could_fill(0)
+
+    @property
+    def records(self) -> int:
+        if self._ends is None:
+            self._ends = ends = {self.end}
+            for start, end in self._pairs:
+                self._split(start, end, ends)
+            self._pairs = []
+        return self._records
+
+    def _split(self, start: float, end: float, ends: set[float]) -> None:
         start = max(start, self.begin)
-        end = max(end, start + self.step)
         if start >= self.end:
             return  # (no record holds it)
-        for t in (start, end):
-            if t < self.end and t not in self._ends:
-                self._ends.add(t)
-                self.records += 1
+        if start not in ends:
+            ends.add(start)
+            self._records += 1
+        end = max(end, start + self.step)
+        if end < self.end and end not in ends:
+            ends.add(end)
+            self._records += 1
 
 
 #: How often slurmctld's background thread wakes (src/slurmctld/controller.c:2006-2009: ten
@@ -926,7 +952,7 @@ class SLURM(Scheduler):
                 bound = bounds[key] = (at, self._round_down(at) if on_nodes else at)
             if bound[0] >= horizon:
                 continue  # (no reservation, whatever the plan)
-            if not eager and table.records + 2 * (pending + 1) >= table.size:
+            if not eager and table.could_fill(2 * (pending + 1)):
                 self._place_waiting(waiting, horizon, res, reserved, table)
                 pending, eager = 0, True
             if eager:
@@ -989,14 +1015,8 @@ class SLURM(Scheduler):
         if table.full:
             return None
         reserved[part] += 1
-        self._enter(res, job, start, where, duration)
-        table.add(*self._slot(start, duration))
+        table.add(*self._enter(res, job, start, where, duration))
         return True
-
-    def _slot(self, start: float, duration: float) -> tuple[float, float]:
-        """A reservation's start and end as Slurm enters them (:meth:`_enter`)."""
-        begin = self._round_down(start)
-        return begin, max(self._round_down(start + duration), begin + self.settings.bf_resolution)
 
     def _earliest(
         self, res: Resources, job: Job, duration: float, horizon: float
@@ -1009,18 +1029,23 @@ class SLURM(Scheduler):
             return res.slurm_start(job, duration, horizon, self._releases, self._round_down)
         return res.earliest(job, duration, horizon)
 
-    def _enter(self, res: Resources, job: Job, start: float, where: Any, duration: float) -> None:
+    def _enter(
+        self, res: Resources, job: Job, start: float, where: Any, duration: float
+    ) -> tuple[float, float]:
         """Reserve ``where`` for ``job``, planned to start at ``start`` and run ``duration``
         seconds, as Slurm 22.05.8 enters it in its plan: start and end rounded down to
         multiples of ``bf_resolution`` on the clock (src/plugins/sched/backfill/backfill.c:
         2857-2864), one step at least (backfill.c:3298-3299), and closed at its start (a job
         ending then collides with it: backfill.c:2417). On processors the start is kept: held
         from the rounded start, processors still busy then would be counted twice (Slurm holds
-        whole nodes, those the job will have, from then on)."""
-        begin, end = self._slot(start, duration)
-        if not isinstance(res, WholeNodeResources):
-            begin = start
+        whole nodes, those the job will have, from then on). Returns the start and end as
+        Slurm enters them (what the plan's table counts: :class:`_PlanTable`)."""
+        step, zero = self.settings.bf_resolution, self.time_zero
+        slot = (start + zero) // step * step - zero  # (self._round_down, inlined)
+        end = max((start + duration + zero) // step * step - zero, slot + step)
+        begin = slot if isinstance(res, WholeNodeResources) else start
         res.reserve(job, begin, where, end - begin, closed=True)
+        return slot, end
 
     def use_clock(self, unix_time: float) -> None:
         """A replay's time 0 on the clock (its trace's ``UnixStartTime``), unless ``time_zero``

@@ -58,8 +58,11 @@ class HalfOpen(SLURM):
     def _earliest(self, res: Any, job: Any, duration: float, horizon: float) -> Any:
         return res.earliest(job, duration, horizon)
 
-    def _enter(self, res: Any, job: Any, start: float, where: Any, duration: float) -> None:
+    def _enter(
+        self, res: Any, job: Any, start: float, where: Any, duration: float
+    ) -> tuple[float, float]:
         res.reserve(job, start, where, duration)
+        return start, start + duration
 
 
 def starts(jobs: list[tuple[float, int, float, float]], machine: Any, policy: Scheduler) -> list:  # type: ignore[type-arg]
@@ -180,8 +183,7 @@ class Literal(SLURM):
                         limit_hit = True
                         break
                     reserved[part] += 1
-                    self._enter(res, job, start, where, duration)
-                    table.add(*self._slot(start, duration))
+                    table.add(*self._enter(res, job, start, where, duration))
                 continue
             res.take_now(job, where)
             whole = isinstance(res, WholeNodeResources) and res.parts.exclusive[job.demand.part]
