@@ -130,7 +130,7 @@ class _PlanTable:
     later split at the merged boundary costs a record again. That merge is not modelled: the
     table here fills no earlier than Slurm's."""
 
-    __slots__ = ("_ends", "_pairs", "_records", "begin", "end", "size", "step")
+    __slots__ = ("_ends", "_pairs", "_records", "begin", "end", "size", "step", "upper")
 
     def __init__(self, begin: float, end: float, size: int, step: float) -> None:
         self.begin, self.end, self.size, self.step = begin, end, size, step
@@ -139,17 +139,21 @@ class _PlanTable:
         self._pairs: list[tuple[float, float]] = []
         self._ends: set[float] | None = None
         self._records = 1
+        #: No fewer records than the table holds.
+        self.upper = 1
 
     def add(self, start: float, end: float) -> None:
         """A reservation from ``start`` to ``end`` (rounded down already)."""
         if self._ends is None:
             self._pairs.append((start, end))
+            self.upper += 2
         else:
             self._split(start, end, self._ends)
+            self.upper = self._records
 
     def could_fill(self, more: int) -> bool:
         """Whether the table holds ``size`` records once ``more`` are added."""
-        if self._ends is None and 1 + 2 * len(self._pairs) + more < self.size:
+        if self.upper + more < self.size:
             return False
         return self.records + more >= self.size
 
@@ -164,6 +168,7 @@ class _PlanTable:
             for start, end in self._pairs:
                 self._split(start, end, ends)
             self._pairs = []
+            self.upper = self._records
         return self._records
 
     def _split(self, start: float, end: float, ends: set[float]) -> None:
@@ -177,6 +182,14 @@ class _PlanTable:
         if end < self.end and end not in ends:
             ends.add(end)
             self._records += 1
+
+
+class _RoomyTable(_PlanTable):
+    """The table of a cycle that cannot fill it (fewer jobs to test than half its records):
+    nothing to count."""
+
+    def add(self, start: float, end: float) -> None:
+        pass
 
 
 #: How often slurmctld's background thread wakes (src/slurmctld/controller.c:2006-2009: ten
@@ -894,6 +907,7 @@ class SLURM(Scheduler):
         #: Per partition, whether a job holds whole nodes (a start takes records: _PlanTable).
         whole = res.parts.exclusive if isinstance(res, WholeNodeResources) else None
         table = self._table(now)
+        size = table.size
         pending, eager = 0, False  # (reservations waiting; placed as tested)
         limit_hit = new = False
         starts_before = len(started)
@@ -952,7 +966,11 @@ class SLURM(Scheduler):
                 bound = bounds[key] = (at, self._round_down(at) if on_nodes else at)
             if bound[0] >= horizon:
                 continue  # (no reservation, whatever the plan)
-            if not eager and table.could_fill(2 * (pending + 1)):
+            if (
+                not eager
+                and table.upper + 2 * pending + 2 >= size
+                and table.could_fill(2 * (pending + 1))
+            ):
                 self._place_waiting(waiting, horizon, res, reserved, table)
                 pending, eager = 0, True
             if eager:
@@ -969,12 +987,12 @@ class SLURM(Scheduler):
     def _table(self, now: float) -> _PlanTable:
         """The plan's table of a cycle at ``now`` (:class:`_PlanTable`)."""
         s = self.settings
-        return _PlanTable(
-            self._round_down(now),
-            self._round_down(now + s.bf_window),
-            s.bf_node_space_size or s.bf_max_job_test,
-            s.bf_resolution,
+        size = s.bf_node_space_size or s.bf_max_job_test
+        roomy = 1 + 2 * min(len(self.queue), s.bf_max_job_test) < size
+        table = (_RoomyTable if roomy else _PlanTable)(
+            self._round_down(now), self._round_down(now + s.bf_window), size, s.bf_resolution
         )
+        return table
 
     def _place_waiting(
         self,
@@ -1012,7 +1030,7 @@ class SLURM(Scheduler):
         part = self._part(job)
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
-        if table.full:
+        if table.upper >= table.size and table.full:
             return None
         reserved[part] += 1
         table.add(*self._enter(res, job, start, where, duration))
