@@ -594,13 +594,21 @@ def alpha_figure(study, path, x):  # type: ignore[no-untyped-def]
     )
     levels = sorted({r[x] for r in study["summary"]})
     step = min((b - a for a, b in itertools.pairwise(levels)), default=1)
+    dodge = min(0.15 * step, 0.03 * (levels[-1] - levels[0]) or step)  # apart, not crossing
+    alphas = list(dict.fromkeys(r["alpha"] for r in study["summary"]))
     with matplotlib.rc_context(SLIDE_STYLE):
+        colours = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
         fig, axes = slide(2, 2, sharex=True)
         for ax, (rows, metric, title) in zip(axes, panels, strict=True):
-            lines_with_ci(ax, rows, x, metric, "alpha", label="α = {}", dodge=0.06 * step)
+            # each alpha its colour in every panel (the relative ones have no alpha 0), as
+            # the one legend shows them
+            drawn = list(dict.fromkeys(r["alpha"] for r in rows))
+            ax.set_prop_cycle(color=[colours[alphas.index(a) % len(colours)] for a in drawn])
+            lines_with_ci(ax, rows, x, metric, "alpha", label="α = {}", dodge=dodge)
             if metric.endswith("_pct"):
                 ax.axhline(0, color="k", lw=1)
                 ax.set_xlabel(x)
+                ax.set_xticks(levels)
             ax.set_title(title)
             ax.grid(alpha=0.3)
         legend_below(fig, axes[0], ncols=5)
@@ -608,28 +616,35 @@ def alpha_figure(study, path, x):  # type: ignore[no-untyped-def]
 
 
 def factor_figure(study, path):  # type: ignore[no-untyped-def]
-    """CREASY's gain over EASY per setting and load, with 95 % intervals."""
-    import matplotlib.pyplot as plt
+    """CREASY's gain over EASY per setting and load, with 95 % intervals: a 16:9 slide, one
+    colour and marker per load, one legend below."""
+    import matplotlib
 
-    from sitesim.figures import save
+    from sitesim.figures import SLIDE_STYLE, legend_below, save, slide
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 0.5 * len(study["gains"]) + 1.5),
-                             layout="constrained", sharey=True)  # fmt: skip
-    labels = [f"{g['setting']} (util. {g['target']:g}, {g['users']} users)"
-              for g in study["gains"]]  # fmt: skip
+    gains = study["gains"]
+    labels = [f"{g['setting']} ({g['users']} users)" for g in gains]
     y = np.arange(len(labels))
-    for ax, metric, title in (
-        (axes[0], "throughput_per_h", "throughput gain (%)"),
-        (axes[1], "jobs_per_session", "session length gain (%)"),
-    ):
-        values = [g[f"{metric}_rel_pct"] for g in study["gains"]]
-        errors = [g[f"{metric}_rel_pct_ci95"] for g in study["gains"]]
-        ax.errorbar(values, y, xerr=errors, fmt="o", capsize=3)
-        ax.axvline(0, color="k", lw=0.8)
-        ax.set_title(f"CREASY(6000) vs EASY: {title}", fontsize=10)
-        ax.grid(alpha=0.3)
-    axes[0].set_yticks(y, labels, fontsize=8)
-    axes[0].invert_yaxis()
+    targets = sorted({g["target"] for g in gains})
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(1, 2, sharey=True)
+        for ax, metric, title in (
+            (axes[0], "throughput_per_h", "throughput gain (%)"),
+            (axes[1], "jobs_per_session", "session length gain (%)"),
+        ):
+            for k, target in enumerate(targets):
+                mine = [i for i, g in enumerate(gains) if g["target"] == target]
+                ax.errorbar([gains[i][f"{metric}_rel_pct"] for i in mine], y[mine],
+                            xerr=[gains[i][f"{metric}_rel_pct_ci95"] for i in mine],
+                            fmt="os"[k % 2], ms=7,
+                            label=f"EASY utilization about {target:g}")  # fmt: skip
+            ax.axvline(0, color="k", lw=1)
+            ax.set_title(title)
+            ax.grid(alpha=0.3)
+        axes[0].set_yticks(y, labels)
+        axes[0].invert_yaxis()
+        fig.suptitle("CREASY(6000) against EASY, paired by seed (95 % intervals)")
+        legend_below(fig, axes[0], ncols=len(targets))
     return save(fig, path)
 
 

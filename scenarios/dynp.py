@@ -518,17 +518,26 @@ def switching_figure(rows, path):  # type: ignore[no-untyped-def]
 
 
 def site_figure(relative, path):  # type: ignore[no-untyped-def]
-    """Site-level runs: each variant against PLAN FCFS, paired by seed, with 95 % intervals."""
-    from sitesim.figures import bars_with_ci, grid, save
+    """Site-level runs: each variant against PLAN FCFS, paired by seed, with 95 % intervals; a
+    16:9 slide, one legend below."""
+    import matplotlib
 
-    fig, axes = grid(4, width=5.0, height=3.8, cols=2)
+    from sitesim.figures import SLIDE_STYLE, bars_with_ci, save, slide
+
     titles = ("SLDwA", "utilization", "throughput", "jobs per session")
-    for ax, metric, title in zip(axes, SITE_SHOWN[:4], titles, strict=True):
-        bars_with_ci(ax, relative, "variant", f"{metric}_rel_pct", "estimates")
-        ax.axhline(0, color="k", lw=0.8)
-        ax.set_title(f"{title} against PLAN FCFS (%)", fontsize=10)
-        ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=7, title="estimates", title_fontsize=7)
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(2, 2, sharex=True)
+        for ax, metric, title in zip(axes, SITE_SHOWN[:4], titles, strict=True):
+            bars_with_ci(ax, relative, "variant", f"{metric}_rel_pct", "estimates")
+            ax.axhline(0, color="k", lw=1)
+            ax.set_title(f"{title} against PLAN FCFS (%)")
+            ax.grid(alpha=0.3, axis="y")
+        names = [t.get_text().replace("dynP SLDwA ", "dynP ") for t in axes[2].get_xticklabels()]
+        for ax in axes[2:]:
+            ax.set_xticks(ax.get_xticks(), names, rotation=30, ha="right", fontsize=12)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, [f"{label} estimates" for label in labels], loc="outside lower center",
+                   ncols=len(labels), frameon=False)  # fmt: skip
     return save(fig, path)
 
 

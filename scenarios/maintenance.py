@@ -216,28 +216,31 @@ def checks(runs: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 def figure(change: list[dict[str, Any]], path: Path) -> Path:
     """Change of throughput (jobs ended per hour) and of mean wait against the window's
-    length, site-level against the open replay, with 95 % intervals."""
-    import matplotlib.pyplot as plt
+    length, site-level against the open replay, with 95 % intervals; a 16:9 slide, one legend
+    below."""
+    import matplotlib
 
-    from sitesim.figures import save
+    from sitesim.figures import OKABE_ITO, SLIDE_STYLE, legend_below, save, slide
 
     panels = (("ended_per_h", "jobs ended per hour, change %"),
               ("wait_mean_min", "mean wait, change %"))  # fmt: skip
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
-    for ax, (metric, title) in zip(axes, panels, strict=True):
-        for model, color, shift in (("closed", "tab:blue", -0.1), ("open", "tab:red", 0.1)):
-            mine = [r for r in change if r["model"] == model]
-            x = np.array([r["window_h"] for r in mine], dtype=float) + shift
-            y = [r[metric] for r in mine]
-            err = [r[f"{metric}_ci95"] for r in mine]
-            label = "site-level (users in the loop)" if model == "closed" else "open replay"
-            ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color=color, label=label)
-        ax.axhline(0, color="grey", lw=0.8)
-        ax.set_xticks(LEVELS[1:])
-        ax.set_xlabel("weekly maintenance window (hours)")
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    models = (("closed", OKABE_ITO[0], "-o", -0.1), ("open", OKABE_ITO[1], "--s", 0.1))
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(1, 2)
+        for ax, (metric, title) in zip(axes, panels, strict=True):
+            for model, color, style, shift in models:
+                mine = [r for r in change if r["model"] == model]
+                x = np.array([r["window_h"] for r in mine], dtype=float) + shift
+                label = "site-level (users in the loop)" if model == "closed" else "open replay"
+                ax.errorbar(x, [r[metric] for r in mine], yerr=[r[f"{metric}_ci95"] for r in mine],
+                            fmt=style, color=color, mfc="white" if model == "open" else None,
+                            label=label)  # fmt: skip
+            ax.axhline(0, color="grey", lw=1)
+            ax.set_xticks(LEVELS[1:])
+            ax.set_xlabel("weekly maintenance window (hours)")
+            ax.set_title(title)
+            ax.grid(alpha=0.3)
+        legend_below(fig, axes[0], ncols=2)
     return save(fig, path)
 
 
