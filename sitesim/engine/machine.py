@@ -81,7 +81,12 @@ class Machine:
             resources.profile = None
             resources._level = None
             resources._dirty = False
-        started = scheduler.allocate(now, resources)
+        if scheduler.plain_allocate:  # (Scheduler.allocate, inlined: once a pass)
+            started = scheduler.select(now, resources)
+            if started:
+                scheduler.dequeue(started)
+        else:
+            started = scheduler.allocate(now, resources)
         if started:
             start = self.start
             try:
@@ -242,16 +247,6 @@ class ProcessorResources(Resources):
             insort(running, (now + job.estimate, job.id, job.size))
         return running
 
-    def _ends(self) -> Iterable[tuple[float, int, int]]:
-        """What :meth:`_with_taken` holds, in the same order, merged as it is read (a shadow
-        time reads the first few of a long list)."""
-        if not self._taken:
-            return self._running
-        now = self.now
-        return heapq.merge(
-            self._running, sorted((now + job.estimate, job.id, job.size) for job in self._taken)
-        )
-
     def new_plan(self) -> ProcessorPlan:
         return ProcessorPlan(AvailabilityProfile(self.now, self.free, self._with_taken()))
 
@@ -346,7 +341,12 @@ class ProcessorResources(Resources):
         now, free = self.now, self.free
         head = jobs[first]
         taken = len(started)
-        shadow, extra = shadow_time(head.size, free, self._ends())
+        ends: Iterable[tuple[float, int, int]] = self._running
+        if self._taken:  # (what _with_taken holds, merged as read: a shadow time reads a few)
+            ends = heapq.merge(
+                ends, sorted((now + job.estimate, job.id, job.size) for job in self._taken)
+            )
+        shadow, extra = shadow_time(head.size, free, ends)
         n = len(jobs)
         if size is not None and estimate is not None and n - first - 1 > SCREEN_QUEUE:
             # (a chunk at a time from the head, each twice the last: the machine is often full
@@ -362,7 +362,10 @@ class ProcessorResources(Resources):
                 low, chunk = high, 2 * chunk
         else:  # (a copy iterates faster than islice)
             free, extra = backfill_jobs(now, free, shadow, extra, started, jobs[first + 1 :])
-        self._took(started, taken, free)
+        if len(started) > taken:  # (they start now)
+            self._taken.extend(started[taken:])
+            self._dirty = True
+        self.free = free
         if appended_only and first == 0:
             self._kept = (self.passes, head, free, shadow, extra, n - len(started))
         return [(head, shadow)]
@@ -386,16 +389,12 @@ class ProcessorResources(Resources):
         _, head, free, shadow, extra, seen = kept
         taken = len(started)
         free, extra = backfill_jobs(self.now, free, shadow, extra, started, jobs[seen:])
-        self._took(started, taken, free)
-        self._kept = (self.passes, head, free, shadow, extra, len(jobs) - len(started))
-        return True
-
-    def _took(self, started: list[Job], taken: int, free: int) -> None:
-        """The jobs of ``started`` from ``taken`` on start now; ``free`` processors are left."""
-        if len(started) > taken:
+        if len(started) > taken:  # (they start now)
             self._taken.extend(started[taken:])
             self._dirty = True
         self.free = free
+        self._kept = (self.passes, head, free, shadow, extra, len(jobs) - len(started))
+        return True
 
 
 class ProcessorPlan:
@@ -403,10 +402,13 @@ class ProcessorPlan:
     :class:`~sitesim.engine.profile.AvailabilityProfile`; ``where`` is a number of
     processors."""
 
-    __slots__ = ("profile",)
+    __slots__ = ("advance", "profile")
 
     def __init__(self, profile: AvailabilityProfile) -> None:
         self.profile = profile
+        #: The clock moved to ``now`` (:meth:`Plan.advance`): the profile forgets the past
+        #: (its own method, bound once: a planning policy advances its plan every pass).
+        self.advance = profile.advance
 
     def earliest(self, job: Job, duration: float | None = None) -> tuple[float, Any | None]:
         length = job.estimate if duration is None else duration
@@ -416,13 +418,14 @@ class ProcessorPlan:
         self.profile.take(start, where, job.estimate if duration is None else duration)
 
     def place(self, job: Job) -> tuple[float, Any | None]:
-        return self.profile.place(job.size, job.estimate), job.size
+        profile, size, length = self.profile, job.size, job.estimate
+        start = profile.earliest(size, length)  # (AvailabilityProfile.place, inlined)
+        profile.take(start, size, length)
+        return start, size
 
     def move_up(self, job: Job, start: float, where: Any) -> tuple[float, Any]:
         return self.earliest(job)  # (any processors: the earliest is never later)
 
-    def advance(self, now: float) -> None:
-        self.profile.advance(now)
 
 
 def backfill_jobs(
