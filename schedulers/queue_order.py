@@ -71,7 +71,12 @@ class FCFS(Scheduler):
         if not resources.free or not self.queue:
             return []  # nothing can start
         started: list[Job] = []
-        if self._resumes and not self._withdrawn and resources.resume(self.queue, started):
+        if (
+            self._resumes
+            and resources.resumable
+            and not self._withdrawn
+            and resources.resume(self.queue, started)
+        ):
             return started  # (a pass with only new jobs)
         queue = self.queue if self._queue_is_order else self.ordered(now)
         first = resources.start_prefix(queue, started)

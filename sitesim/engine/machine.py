@@ -122,7 +122,7 @@ class Machine:
         running = self.running
         del running[bisect_left(running, (job.start + job.estimate, job.id, size))]
         self.free += size
-        self.resources._kept = None  # (processors came back: no pass resumes the last)
+        self.resources.resumable = False  # (processors came back: no pass resumes the last)
         self._on_end(job)
 
 
@@ -151,6 +151,8 @@ class ProcessorResources(Resources):
 
     #: One partition.
     partitions = 1
+    #: What a plan planned starts as planned; ends at estimates are foreseen.
+    carries_plans = True
 
     def __init__(self, procs: int, running: Running) -> None:
         self.procs = procs
@@ -158,6 +160,7 @@ class ProcessorResources(Resources):
         #: Passes so far; the last blocked pass of EASY's backfilling, with its number.
         self.passes = 0
         self._kept: tuple[int, Job, int, float, int, int] | None = None
+        self.resumable = False
         self._taken: list[Job] = []
         self.profile: AvailabilityProfile | None = None
         self._level: tuple[list[float], list[int]] | None = None
@@ -249,9 +252,6 @@ class ProcessorResources(Resources):
 
     def new_plan(self) -> ProcessorPlan:
         return ProcessorPlan(AvailabilityProfile(self.now, self.free, self._with_taken()))
-
-    def carries(self, plan: Any) -> bool:
-        return True  # (what it planned starts as planned; ends at estimates are foreseen)
 
     # -- bounds ------------------------------------------------------------------------------------
     def could_start_now(self, job: Job) -> bool:
@@ -368,6 +368,7 @@ class ProcessorResources(Resources):
         self.free = free
         if appended_only and first == 0:
             self._kept = (self.passes, head, free, shadow, extra, n - len(started))
+            self.resumable = True
         return [(head, shadow)]
 
     def resume(self, jobs: Sequence[Job], started: list[Job]) -> bool:
@@ -379,7 +380,8 @@ class ProcessorResources(Resources):
         and extra processors. False (nothing done) if it cannot."""
         kept = self._kept
         if (
-            kept is None
+            not self.resumable
+            or kept is None
             or kept[0] != self.passes - 1
             or kept[1] is not jobs[0]
             or kept[2] != self.free
@@ -425,7 +427,6 @@ class ProcessorPlan:
 
     def move_up(self, job: Job, start: float, where: Any) -> tuple[float, Any]:
         return self.earliest(job)  # (any processors: the earliest is never later)
-
 
 
 def backfill_jobs(
