@@ -133,6 +133,11 @@ SCREEN_QUEUE = 200
 #: long (measured on a day of 100,000 users: the machine is full again after a median of 651
 #: jobs of a queue of 18,000, and a NumPy screen costs about 3 ns a job).
 SCREEN_CHUNK = 1024
+#: With more running jobs than this, the jobs a pass started are merged into them as a shadow
+#: time reads them (:func:`heapq.merge`), not inserted into a copy (measured: at 128 running
+#: jobs the copy costs about 1 µs and the merge 12 µs, the same near 1,000; at 4,096 the copy
+#: costs 48 µs).
+MERGE_RUNNING = 1024
 
 
 class ProcessorResources(Resources):
@@ -342,7 +347,11 @@ class ProcessorResources(Resources):
         head = jobs[first]
         taken = len(started)
         ends: Iterable[tuple[float, int, int]] = self._running
-        if self._taken:  # (what _with_taken holds, merged as read: a shadow time reads a few)
+        if not self._taken:
+            pass
+        elif len(self._running) <= MERGE_RUNNING:
+            ends = self._with_taken()
+        else:  # (what _with_taken holds, merged as read: a shadow time reads a few)
             ends = heapq.merge(
                 ends, sorted((now + job.estimate, job.id, job.size) for job in self._taken)
             )
