@@ -79,7 +79,8 @@ class FCFS(Scheduler):
         ):
             return started  # (a pass with only new jobs)
         queue = self.queue if self._queue_is_order else self.ordered(now)
-        first = resources.start_prefix(queue, started)
+        # (a head that needs more cores than are free cannot start: no need to ask where)
+        first = 0 if queue[0].size > resources.free else resources.start_prefix(queue, started)
         if (
             first < len(queue)
             and resources.free
