@@ -91,15 +91,19 @@ class Conservative(Scheduler):
                     self._hold(plan, job, start, where)
             if compress:
                 queue.sort(key=self._order)
-        self.compress_due = False
-        reservation, wheres, promised = self.reservation, self._where, self.promised
-        for job in self._arrived:
-            start, where = plan.place(job)
-            reservation[job] = start
-            wheres[job] = where
-            promised[job.id] = start
-            self._insert(queue, job, start)
-        self._arrived.clear()
+            self.compress_due = False  # (set only with the plan forgotten)
+        reservation, wheres = self.reservation, self._where
+        if self._arrived:
+            promised = self.promised
+            for job in self._arrived:
+                start, where = plan.place(job)
+                reservation[job] = start
+                wheres[job] = where
+                promised[job.id] = start
+                self._insert(queue, job, start)
+            self._arrived.clear()
+        if not queue or reservation[queue[0]] > now:
+            return []  # (no reservation has come)
         due = 0
         for job in queue:
             if reservation[job] > now:
