@@ -41,11 +41,17 @@ class FCFS(Scheduler):
     #: True when the queue is in arrival order (no sort key).
     arrival_order = True
     skip_idle_passes = True  # (select returns at once)
+    #: A job left the queue without starting since the last backfilling (EASY's).
+    _withdrawn = False
 
     def __init__(self) -> None:
         super().__init__()
         #: :meth:`ordered` is the queue itself: a pass need not ask for it.
         self._queue_is_order = type(self).ordered is FCFS.ordered
+        #: :meth:`backfill` is FCFS's: it starts nothing on one partition.
+        self._lists_only = type(self).backfill is FCFS.backfill
+        #: A pass may resume the last one (:meth:`Resources.resume`): EASY's, in arrival order.
+        self._resumes = False
 
     def sort_key(self, job: Job) -> float:
         """Static order key, ascending (used when :attr:`arrival_order` is False)."""
@@ -64,10 +70,22 @@ class FCFS(Scheduler):
     def select(self, now: float, resources: Resources) -> list[Job]:
         if not resources.free or not self.queue:
             return []  # nothing can start
-        queue = self.queue if self._queue_is_order else self.ordered(now)
         started: list[Job] = []
-        first = resources.start_prefix(queue, started)
-        if first < len(queue) and resources.free:
+        if (
+            self._resumes
+            and resources.resumable
+            and not self._withdrawn
+            and resources.resume(self.queue, started)
+        ):
+            return started  # (a pass with only new jobs)
+        queue = self.queue if self._queue_is_order else self.ordered(now)
+        # (a head that needs more cores than are free cannot start: no need to ask where)
+        first = 0 if queue[0].size > resources.free else resources.start_prefix(queue, started)
+        if (
+            first < len(queue)
+            and resources.free
+            and not (self._lists_only and resources.partitions == 1)
+        ):
             self.backfill(now, resources, queue, first, started)
         return started
 
@@ -167,13 +185,6 @@ class EASY(FCFS):
             return self.queue
         priority = self.priority
         return sorted(self.queue, key=lambda job: (-priority(job, now), job.id))
-
-    def select(self, now: float, resources: Resources) -> list[Job]:
-        if self._resumes and not self._withdrawn and resources.free and self.queue:
-            started: list[Job] = []
-            if resources.resume(self.queue, started):  # (a pass with only new jobs)
-                return started
-        return FCFS.select(self, now, resources)
 
     def backfill(
         self, now: float, resources: Resources, queue: list[Job], first: int, started: list[Job]

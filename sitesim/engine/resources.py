@@ -51,7 +51,7 @@ Releases = Callable[["np.ndarray"], "np.ndarray"]
 class Plan(Protocol):
     """Free resources from now on and the reservations made in them, kept by a planning
     policy (conservative backfilling, the planners) from one pass to the next while the
-    machine carries it (:meth:`Resources.carries`)."""
+    machine carries it (:attr:`Resources.carries_plans`)."""
 
     def earliest(self, job: Job, duration: float | None = None) -> tuple[float, Any | None]:
         """The earliest start of ``job`` for ``duration`` seconds (its estimate if None), and
@@ -105,6 +105,9 @@ class Resources:
 
     #: How many partitions jobs can be in.
     partitions: int = 1
+    #: False if :meth:`resume` would do nothing (no pass is kept to resume): a policy need
+    #: not ask.
+    resumable: bool = False
 
     def part(self, job: Job) -> int:
         """The partition of ``job`` (0 on processors)."""
@@ -165,11 +168,11 @@ class Resources:
         started give theirs back at their estimated ends), with no reservation."""
         raise NotImplementedError
 
-    def carries(self, plan: Plan) -> bool:
-        """True if ``plan``, made at an earlier pass, still describes the machine once
-        advanced to now, provided that every job it planned to start did start and that no
-        job ended earlier than its estimate (the policy knows those: :meth:`job_ended`)."""
-        raise NotImplementedError
+    #: True if a plan made at an earlier pass still describes the machine once advanced to
+    #: now, provided that every job it planned to start did start and that no job ended
+    #: earlier than its estimate (the policy knows those: :meth:`job_ended`); False: a
+    #: planning policy makes a new plan each pass. (An attribute: asked at every pass.)
+    carries_plans: ClassVar[bool] = False
 
     # -- bounds, for policies that test many jobs in a pass --------------------------------------
     def could_start_now(self, job: Job) -> bool:

@@ -58,6 +58,10 @@ class Scheduler(ABC):
     timed: ClassVar[bool] = False
     #: The parameters that name a file: its label shows each by the file's name.
     file_parameters: ClassVar[tuple[str, ...]] = ()
+    #: True unless :meth:`allocate` is overridden: a machine's pass may then ask
+    #: :meth:`select` and :meth:`dequeue` itself, what :meth:`allocate` does (one call fewer a
+    #: pass). Set for each subclass.
+    plain_allocate: ClassVar[bool] = True
     #: Set by the site it serves: a scheduler keeps state, so it serves one run only.
     _served: bool = False
 
@@ -65,6 +69,7 @@ class Scheduler(ABC):
         super().__init_subclass__(**kwargs)
         if "select" in vars(cls) and "skip_idle_passes" not in vars(cls):
             cls.skip_idle_passes = False
+        cls.plain_allocate = cls.allocate is Scheduler.allocate
 
     def __init__(self) -> None:
         self.queue: list[Job] = []

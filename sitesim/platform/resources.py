@@ -46,6 +46,9 @@ class NodeResources(Resources):
         taken: where each job this pass started runs.
     """
 
+    #: The plan reads the running jobs as they were: made anew each pass.
+    carries_plans = False
+
     def __init__(self, machine: NodeMachine) -> None:
         self.machine = machine
         self.parts = machine.parts
@@ -218,9 +221,6 @@ class NodeResources(Resources):
     # -- plans kept from pass to pass --------------------------------------------------------------
     def new_plan(self) -> NodePlan:
         return NodePlan(self._profile(self.work.copy(), math.inf))
-
-    def carries(self, plan: Any) -> bool:
-        return False  # (the plan reads the running jobs as they were: made anew each pass)
 
     # -- bounds ------------------------------------------------------------------------------------
     def could_start_now(self, job: Job) -> bool:

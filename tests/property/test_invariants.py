@@ -129,17 +129,25 @@ def _arrival(job: object, now: float) -> float:
     return 0.0
 
 
-@given(workloads(max_jobs=40), st.sampled_from([0, 3, 64]), st.sampled_from([1, 3, 1024]))
+@given(
+    workloads(max_jobs=40),
+    st.sampled_from([0, 3, 64]),
+    st.sampled_from([1, 3, 1024]),
+    st.sampled_from([0, 1024]),
+)
 def test_easy_shortcuts_decide_exactly_as_the_plain_pass(
-    workload: Workload, screen: int, chunk: int
+    workload: Workload, screen: int, chunk: int, merge: int
 ) -> None:
     # the NumPy screen of long queues (forced on with a small threshold, in chunks of a few
-    # jobs) and the reuse of a blocked pass must start every job when the plain pass does
+    # jobs), the reuse of a blocked pass and the shadow time read from the running jobs with
+    # those the pass started merged in (forced on) or inserted into a copy must start every
+    # job when the plain pass does
     procs, jobs = workload
     with (
         patch.object(queue_order, "SCREEN_QUEUE", screen),
         patch.object(machine, "SCREEN_QUEUE", screen),
         patch.object(machine, "SCREEN_CHUNK", chunk),
+        patch.object(machine, "MERGE_RUNNING", merge),
     ):
         fast = run_jobs(jobs, procs, EASY()).records
     plain = run_jobs(jobs, procs, EASY(priority=_arrival)).records

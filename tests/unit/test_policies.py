@@ -222,6 +222,23 @@ def test_conservative_does_not_disturb_earlier_reservations():
     assert {job.id: t for job, t in policy.reservation.items()} == {1: 100.0, 2: 200.0}
 
 
+def test_conservative_inserts_an_arrival_by_reservation_then_id():
+    # the queue's order is (reservation, id), where insort with that key puts a job; a job
+    # with a smaller id than others reserved at the same time (requeued on nodes) goes first
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        policy = Conservative()
+        n = int(rng.integers(0, 12))
+        ids = rng.permutation(40)[: n + 1] + 1
+        jobs = [waiting(int(i), 1, 10.0, 0.0) for i in ids]
+        for job in jobs:
+            policy.reservation[job] = float(rng.integers(0, 4))
+        queue = sorted(jobs[:n], key=lambda j: (policy.reservation[j], j.id))
+        expected = sorted(jobs, key=lambda j: (policy.reservation[j], j.id))
+        policy._insert(queue, jobs[n], policy.reservation[jobs[n]])
+        assert queue == expected
+
+
 def drive(policy, jobs, procs, pass_times=()):  # type: ignore[no-untyped-def]
     """A minimal event loop without SimPy: passes at every arrival and every (estimated) end,
     plus at ``pass_times``. Jobs end exactly at their estimates. Returns the start times."""
