@@ -231,6 +231,7 @@ def write_platform(folder: Path, data: dict[str, Any]) -> Path:
     return path
 
 
+@pytest.mark.filterwarnings("ignore:site has 4 GPUs:sitesim.platform.boundary.RequestsWarning")
 def test_simulated_users_jobs_are_spread_over_the_partitions_by_their_shares(
     tmp_path: Path,
 ) -> None:
@@ -273,6 +274,7 @@ def test_planners_never_start_a_job_into_a_later_window(name: str) -> None:
     assert third.alloc.nodes.tolist() == [1] or third.start >= 1100.0
 
 
+@pytest.mark.filterwarnings("ignore:site has 4 GPUs:sitesim.platform.boundary.RequestsWarning")
 def test_a_site_level_trace_replayed_on_its_platform_keeps_each_jobs_partition(
     tmp_path: Path,
 ) -> None:
