@@ -192,6 +192,10 @@ class _RoomyTable(_PlanTable):
         pass
 
 
+#: The table of every cycle that cannot fill its own (one for all: nothing is counted).
+_ROOMY = _RoomyTable(0.0, math.inf, 1 << 62, 1.0)
+
+
 #: How often slurmctld's background thread wakes (src/slurmctld/controller.c:2006-2009: ten
 #: sleeps of 0.1 s), seconds.
 TICK = 1.0
@@ -497,7 +501,8 @@ class SLURM(Scheduler):
             partition_tres=dict(enumerate(partitions)),
         )
         self._on_nodes = not platform.is_processors
-        self._policies = [self.partition_policies.get(p.name) for p in platform.partitions]
+        policies = [self.partition_policies.get(p.name) for p in platform.partitions]
+        self._policies = policies if any(policies) else []
         tiers = [1 if p is None else p.tier for p in self._policies]
         self._tiers = tiers if len(set(tiers)) > 1 else None
         if self._tiers is not None:
@@ -513,7 +518,8 @@ class SLURM(Scheduler):
         """AllowAccounts and DenyAccounts name accounts: without an association file or
         ``accounts`` every user is its own account, which no such list names. Warned, once,
         and not applied."""
-        if self._files["assoc"] is not None or self._files["accounts"] is not None:
+        given = self._files["assoc"] is not None or self._files["accounts"] is not None
+        if given or not self._policies:
             return
         named = [
             p.name
@@ -988,11 +994,11 @@ class SLURM(Scheduler):
         """The plan's table of a cycle at ``now`` (:class:`_PlanTable`)."""
         s = self.settings
         size = s.bf_node_space_size or s.bf_max_job_test
-        roomy = 1 + 2 * min(len(self.queue), s.bf_max_job_test) < size
-        table = (_RoomyTable if roomy else _PlanTable)(
+        if 1 + 2 * min(len(self.queue), s.bf_max_job_test) < size:
+            return _ROOMY
+        return _PlanTable(
             self._round_down(now), self._round_down(now + s.bf_window), size, s.bf_resolution
         )
-        return table
 
     def _place_waiting(
         self,
