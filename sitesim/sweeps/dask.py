@@ -1,7 +1,7 @@
 """Runs on a Dask distributed cluster: a LocalCluster started for the runs, or a running
-one named by its address or scheduler file. A LocalCluster is closed when the runs end or are
-interrupted, and any of its processes still alive then are killed; on a running cluster the
-tasks are cancelled."""
+one named by its address or scheduler file. When the runs are interrupted, the tasks not
+started are cancelled; a LocalCluster is closed when the runs end or are interrupted, and any
+of its processes still alive then are killed."""
 
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ def run_on_dask(
         log.setLevel(logging.CRITICAL)  # (not an error per task it forgets)
         try:
             with suppress(Exception):
-                if futures and cluster is None:  # (a running cluster: our work to cancel)
+                if futures:  # (what has not started; a LocalCluster's workers would start
+                    # the tasks queued on them while it closes)
                     client.cancel(list(futures), force=True)
             _close_dask(client, cluster, children)
         finally:

@@ -13,8 +13,8 @@ that is removed). The parent decides:
   folder and temporary files, then exits; an idle worker exits at once; one still alive after
   :data:`GRACE` seconds is killed. A worker whose parent died stops by itself within a second.
   Items are handed out two per worker at a time, so nothing waits in a queue.
-- A Dask LocalCluster is closed, and any of its processes still alive then are killed; on a
-  running cluster the tasks are cancelled.
+- On a Dask cluster the tasks not started are cancelled; a LocalCluster is then closed, and
+  any of its processes still alive then are killed.
 - :func:`stop_all` stops every pool and cluster still open, for a caller that was interrupted
   outside the loop over :func:`execute_all` (the command line calls it).
 """
