@@ -974,7 +974,7 @@ class SLURM(Scheduler):
                 continue  # (no reservation, whatever the plan)
             if (
                 not eager
-                and table.upper + 2 * pending + 2 >= size
+                and table.upper + 2 * pending + 2 >= size  # (could_fill's first test, inlined)
                 and table.could_fill(2 * (pending + 1))
             ):
                 self._place_waiting(waiting, horizon, res, reserved, table)
@@ -1036,7 +1036,7 @@ class SLURM(Scheduler):
         part = self._part(job)
         if where is None or start >= horizon or (limit and reserved[part] >= limit):
             return False
-        if table.upper >= table.size and table.full:
+        if table.upper >= table.size and table.full:  # (full's first test, inlined)
             return None
         reserved[part] += 1
         table.add(*self._enter(res, job, start, where, duration))

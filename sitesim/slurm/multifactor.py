@@ -208,19 +208,10 @@ def _interval(unit: Literal["minutes", "seconds"], least: float) -> Callable[[An
     return convert
 
 
-def _backfill_interval(raw: Any) -> float:
-    """``bf_interval``: seconds >= 0, or -1 (as Slurm: no backfill scheduler)."""
-    try:
-        if float(str(raw).strip()) == -1:
-            return -1.0
-    except ValueError:
-        pass  # (said below)
-    return _interval("seconds", 0.0)(raw)
-
-
-def _batch_delay(raw: Any) -> float:
-    """``batch_sched_delay``: seconds >= 0, or -1 (sitesim's own: the main scheduler at every
-    pass, a job started in the second it is submitted)."""
+def _seconds_or_off(raw: Any) -> float:
+    """Seconds >= 0, or -1: ``bf_interval`` (as Slurm: no backfill scheduler) and
+    ``batch_sched_delay`` (sitesim's own: the main scheduler at every pass, a job started in
+    the second it is submitted)."""
     try:
         if float(str(raw).strip()) == -1:
             return -1.0
@@ -276,14 +267,14 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     "PriorityUsageResetPeriod": _reset,
     "PriorityFlags": _flags,
     "default_queue_depth": _whole(1),
-    "bf_interval": _backfill_interval,
+    "bf_interval": _seconds_or_off,
     "bf_max_job_test": _whole(1),
     "bf_window": _interval("minutes", 1.0),
     "bf_resolution": _interval("seconds", 1.0),
     "bf_max_job_user": _whole(0),
     "bf_job_part_count_reserve": _whole(0),
     "bf_node_space_size": _whole(0),
-    "batch_sched_delay": _batch_delay,
+    "batch_sched_delay": _seconds_or_off,
 }
 _MINUTES = {"PriorityCalcPeriod", "bf_window"}
 _DURATIONS = {"PriorityMaxAge", "PriorityDecayHalfLife"}
