@@ -136,8 +136,8 @@ def beside_slurm_conf(data: Mapping[str, Any], where: str, base: Path) -> tuple[
         tables["downtime"] = data["downtime"]
     if "reservations" in data:
         windows = reservation_windows(data["reservations"], where, found.platform, found.node_names)
-        downtime = tables.setdefault("downtime", {})
-        if isinstance(downtime, Mapping) and isinstance(downtime.get("maintenance", []), list):
-            maintenance = [*downtime.get("maintenance", []), *windows]
-            tables["downtime"] = {**downtime, "maintenance": maintenance}
+        downtime = tables.get("downtime", {})
+        earlier = downtime.get("maintenance", []) if isinstance(downtime, Mapping) else None
+        if windows and isinstance(earlier, list):  # (else the table's own error, below)
+            tables["downtime"] = {**downtime, "maintenance": [*earlier, *windows]}
     return Platform.from_dict(tables, where=where, base=base), conf_raw

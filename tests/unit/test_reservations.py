@@ -196,6 +196,11 @@ def test_keys_by_scontrols_shortest_names(tmp_path: Path) -> None:
     }
 
 
+def test_no_reservation_no_downtime(tmp_path: Path) -> None:
+    platform, _ = read_platform(str(site(tmp_path)))
+    assert platform.downtime == {}
+
+
 def test_root_alone_needs_no_maint_flag(tmp_path: Path) -> None:
     assert one(tmp_path, "StartTime=now Duration=30 Nodes=n1 Users=root")["nodes"] == ["0"]
 
