@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -72,6 +72,7 @@ from sitesim.schema import Table, problem, read
 if TYPE_CHECKING:
     from sitesim.engine.event_queue import SiteEnvironment
     from sitesim.engine.job import Job
+    from sitesim.platform.downtime import Clock
     from sitesim.platform.machine import NodeMachine
 
 Allocation = Literal["exclusive", "shared"]
@@ -325,9 +326,26 @@ class Platform:
         if downtime:
             from sitesim.platform.downtime import Downtime
 
-            Downtime.from_dict(downtime, {p.name: p.nodes for p in parts}, total, where, None)
+            Downtime.check(downtime, {p.name: p.nodes for p in parts}, total, where, None)
         default = 0 if wanted is None else names.index(wanted)
         return cls(tuple(types), tuple(parts), default, table.placement, downtime, table.name)
+
+    def on_clock(self, clock: Clock, where: str | None = None) -> Platform:
+        """This platform with its maintenance windows placed on a run's ``clock``: those dated
+        by the calendar or repeated on weekdays or weekends written as windows from time 0
+        (:func:`~sitesim.platform.downtime.placed_table`); itself when it has none.
+
+        Raises:
+            PlatformError: a dated window and a clock of no date (naming ``where``, default the
+                platform's name, and the window).
+        """
+        if not self.downtime.get("maintenance"):
+            return self
+        from sitesim.platform.downtime import placed_table
+
+        names = {p.name: p.nodes for p in self.partitions}
+        table = placed_table(self.downtime, names, self.nodes, where or self.name, clock)
+        return self if table is self.downtime else replace(self, downtime=table)
 
     def to_dict(self) -> dict[str, Any]:
         """The platform as TOML tables (:meth:`from_dict` rebuilds it)."""

@@ -4,7 +4,9 @@ Two kinds of outage take nodes away from jobs:
 
 - **maintenance windows** (:class:`Window`): a reservation of some nodes from ``start`` for
   ``duration`` seconds, once or every ``every`` seconds. Known in advance, so a backfilling
-  scheduler can keep jobs clear of them.
+  scheduler can keep jobs clear of them. A window's table may give its start as a date on the
+  site's clocks, or repeat it on weekdays or weekends as Slurm's reservations do: the run's
+  :class:`Clock` places such windows (:func:`placed_table`), a trace replay's from its header.
 - **failures**: per node, a renewal process from t = 0 (every node up): up times drawn from an
   exponential distribution of mean ``mtbf``, repair times from one of mean ``mttr``; and/or the
   rows of a failure file (node, down, up), as a site's logs give them.
@@ -21,10 +23,12 @@ The ``[downtime]`` table of a platform file (every key in docs/reference/platfor
     on_failure = "requeue"            # or "fail": what happens to a job on a failing node
 
     [[downtime.maintenance]]
-    start = "1-08:00:00"              # Tuesday 08:00 (time 0 of a site run is Monday 00:00)
+    start = "1-08:00:00"              # Tuesday 08:00 (time 0 of a site run is Monday 00:00),
+                                      # or a date: "2026-01-06T08:00:00" (a replay's clock)
     duration = "4:00:00"
-    every = "7-00:00:00"              # omit for a one-off window
+    every = "7-00:00:00"              # or "WEEKDAY", "WEEKEND"; omit for a one-off window
     partitions = ["normal"]           # or nodes = ["0-99", "400"]; neither: all nodes
+    name = "weekly"                   # what messages call it (optional)
 
     [downtime.failures]
     mtbf = "1000-00:00:00"            # per node
@@ -36,8 +40,11 @@ The ``[downtime]`` table of a platform file (every key in docs/reference/platfor
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
@@ -46,11 +53,26 @@ import numpy as np
 from msgspec import Meta
 
 from sitesim.platform.placement import Alloc
-from sitesim.platform.values import MAX_TIME_TEXT, PlatformError, node_set, time_value
+from sitesim.platform.values import (
+    MAX_TIME_TEXT,
+    PlatformError,
+    format_duration,
+    format_nodes,
+    node_set,
+    time_value,
+)
 from sitesim.schema import Table, problem, read
 
 if TYPE_CHECKING:
     from sitesim.platform.description import Platform
+
+DAY = 86_400.0
+#: The repeats of a window that follow the calendar (``every``): Slurm's reservation flags.
+CALENDAR_REPEATS = ("WEEKDAY", "WEEKEND")
+#: A window's ``start`` as a date on the site's clocks.
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?$")
+#: The wall clock of time 0 when a run has no date: a Monday, 00:00 (as in fairshare).
+_MONDAY = datetime(2018, 1, 1)
 
 OnFailure = Literal["requeue", "fail"]
 ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)
@@ -108,6 +130,48 @@ class Window:
 
 
 @dataclass(frozen=True)
+class Clock:
+    """The calendar of a run: what the site's clocks showed at its time 0.
+
+    Attributes:
+        unix: the Unix time of time 0 (a replayed trace's ``UnixStartTime``); None: no date,
+            time 0 is a Monday 00:00 (a site-level run, a trace whose header gives none).
+        zone: the zone of the site's clocks (the trace's ``TimeZoneString``), in which dates
+            are read.
+    """
+
+    unix: float | None = None
+    zone: tzinfo = UTC
+
+    def wall(self, t: float) -> datetime:
+        """The site's clocks at time ``t`` (seconds from time 0), without a zone."""
+        if self.unix is None:
+            return _MONDAY + timedelta(seconds=t)
+        return datetime.fromtimestamp(self.unix + t, self.zone).replace(tzinfo=None)
+
+    def at(self, wall: datetime) -> float:
+        """Seconds from time 0 to when the site's clocks show ``wall`` (where the clocks go
+        back, the first time they show it).
+
+        Raises:
+            ValueError: the clock has no date.
+        """
+        if self.unix is None:
+            raise ValueError("no date")
+        return wall.replace(tzinfo=self.zone).timestamp() - self.unix
+
+    def describe(self) -> str:
+        """Time 0 in words, for messages."""
+        if self.unix is None:
+            return "a Monday 00:00 of no date"
+        return f"{self.wall(0.0).isoformat()} ({self.zone})"
+
+
+#: The clock of a run without a date.
+NO_DATE = Clock()
+
+
+@dataclass(frozen=True)
 class Downtime:
     """Maintenance windows and node failures of a platform (see the module's docstring).
 
@@ -159,6 +223,7 @@ class Downtime:
         nodes: int,
         where: str,
         base: Path | None,
+        clock: Clock = NO_DATE,
     ) -> Downtime:
         """Build and validate the downtime of a platform from its ``[downtime]`` table.
 
@@ -168,17 +233,53 @@ class Downtime:
             nodes: how many nodes the platform has.
             where: the platform file's name, for error messages.
             base: the folder a relative failure file is read from (None: the current folder).
+            clock: the run's calendar, which places windows dated by the calendar and those
+                that repeat on weekdays or weekends (:func:`placed_table`).
 
         Raises:
             PlatformError: "where: downtime.key: problem", or "file:line: problem" for a bad
-                line of the failure file.
+                line of the failure file; a dated window on a clock of no date.
         """
+        return cls._read(data, partitions, nodes, where, base, clock)
+
+    @classmethod
+    def check(
+        cls,
+        data: Mapping[str, Any],
+        partitions: Mapping[str, tuple[int, ...]],
+        nodes: int,
+        where: str,
+        base: Path | None,
+    ) -> None:
+        """Check a ``[downtime]`` table as :meth:`from_dict` does, without placing its windows
+        on a clock (a platform file is checked when read; its dated windows are placed when
+        the run's clock is known).
+
+        Raises:
+            PlatformError: as :meth:`from_dict`.
+        """
+        cls._read(data, partitions, nodes, where, base, None)
+
+    @classmethod
+    def _read(
+        cls,
+        data: Mapping[str, Any],
+        partitions: Mapping[str, tuple[int, ...]],
+        nodes: int,
+        where: str,
+        base: Path | None,
+        clock: Clock | None,
+    ) -> Downtime:
+        """:meth:`from_dict`; with no ``clock``, the windows are checked, not placed."""
         table = read(data, _DowntimeTable, where, PlatformError, "downtime")
         place = _Place(where, partitions, nodes)
-        windows = tuple(
+        planned = [
             place.window(row, f"downtime.maintenance[{k}]")
             for k, row in enumerate(table.maintenance)
-        )
+        ]
+        windows: tuple[Window, ...] = ()
+        if clock is not None:
+            windows = tuple(w for plan in planned for w in plan.windows(clock, where))
         failures, key = table.failures, "downtime.failures"
         if failures is None or failures == _FailuresTable():
             return cls(windows, on_failure=table.on_failure)
@@ -573,18 +674,23 @@ def _check_node_list(nodes: tuple[int, ...], name: str, empty: bool) -> None:
 
 _Time = int | str
 _NODES = "list node indices or ranges such as '0-99'"
+_START = "be a time >= 0 such as '1-08:00:00', or a date such as '2026-01-05T08:00:00'"
 
 
 class _Window(Table):
     """A ``[[downtime.maintenance]]`` table."""
 
-    start: Annotated[_Time, Meta(description="be a time >= 0 such as '1-08:00:00'")]
+    start: Annotated[_Time, Meta(description=_START)]
     duration: Annotated[_Time, Meta(description="be a time > 0 such as '4:00:00' (or UNLIMITED)")]
     every: (
-        Annotated[_Time, Meta(description="be a time > duration such as '7-00:00:00'")] | None
+        Annotated[
+            _Time, Meta(description="be a time > duration such as '7-00:00:00', WEEKDAY or WEEKEND")
+        ]
+        | None
     ) = None
     nodes: Annotated[str | int | list[str | int], Meta(description=_NODES)] | None = None
     partitions: Annotated[str | list[str], Meta(description="list partition names")] | None = None
+    name: Annotated[str, Meta(min_length=1, description="be a non-empty name")] | None = None
 
 
 class _FailuresTable(Table):
@@ -633,11 +739,27 @@ class _Place:
         except ValueError as err:
             raise self.error(key, str(err)) from None
 
-    def window(self, row: _Window, key: str) -> Window:
-        start = self.time(row.start, f"{key}.start", zero=True, unlimited=False)
+    def window(self, row: _Window, key: str) -> _Planned:
+        """A ``[[downtime.maintenance]]`` table, checked (placed on a run's clock later)."""
+        start: float | datetime
+        if isinstance(row.start, str) and _DATE.match(row.start.strip()):
+            try:
+                start = datetime.fromisoformat(row.start.strip())
+            except ValueError as err:
+                raise self.error(f"{key}.start", f"{row.start!r} is not a date: {err}") from None
+        else:
+            start = self.time(row.start, f"{key}.start", zero=True, unlimited=False)
         duration = self.time(row.duration, f"{key}.duration", zero=False, unlimited=True)
-        every = math.inf
-        if row.every is not None:
+        every: float | str = math.inf
+        if isinstance(row.every, str) and row.every.strip().upper() in CALENDAR_REPEATS:
+            every = row.every.strip().upper()
+            if not duration < DAY:
+                raise self.error(
+                    f"{key}.duration",
+                    f"{row.duration!r}: a window repeated on {every.lower()}s must be shorter "
+                    "than a day (the next may begin a day later)",
+                )
+        elif row.every is not None:
             every = self.time(row.every, f"{key}.every", zero=False, unlimited=True)
             if every < duration:
                 raise self.error(
@@ -652,7 +774,7 @@ class _Place:
                     "ends and the nodes never come back; must be > duration (for nodes out "
                     'for good, give duration = "UNLIMITED" without every)',
                 )
-        return Window(start, duration, every, self.nodes(row, key))
+        return _Planned(row.name or key, start, duration, every, self.nodes(row, key), row.name)
 
     def nodes(self, table: _Window | _FailuresTable, key: str) -> tuple[int, ...]:
         """The nodes of ``nodes = [ranges]`` or ``partitions = [names]``; neither: all."""
@@ -681,6 +803,141 @@ class _Place:
         else:
             return tuple(range(self.count))
         return tuple(sorted(chosen))
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A ``[[downtime.maintenance]]`` table, checked: its windows once a run's clock is known.
+
+    Attributes:
+        label: what messages call it (its ``name``, else its key).
+        start: seconds from time 0, or a date on the site's clocks.
+        duration: seconds.
+        every: the period in seconds (inf: once), or one of :data:`CALENDAR_REPEATS`.
+        nodes: its nodes.
+        name: its ``name`` (None: none given).
+    """
+
+    label: str
+    start: float | datetime
+    duration: float
+    every: float | str
+    nodes: tuple[int, ...]
+    name: str | None
+
+    @property
+    def on_calendar(self) -> bool:
+        """Whether only a run's clock places it (a date, a weekday or weekend repeat)."""
+        return isinstance(self.start, datetime) or isinstance(self.every, str)
+
+    def windows(self, clock: Clock, where: str) -> list[Window]:
+        """Its windows on ``clock``, from time 0 on: a window under way at time 0 is cut to
+        begin there, one that ended before is left out (and warned of when none is left).
+
+        Raises:
+            PlatformError: a date on a clock of no date.
+        """
+        if isinstance(self.start, datetime):
+            try:
+                start = clock.at(self.start)
+            except ValueError:
+                raise PlatformError(
+                    f"{where}: {self.label}: starts {self.start.isoformat()}, a date, and this "
+                    "run has no date (its time 0 is a Monday 00:00: a site-level run, or a "
+                    "trace without UnixStartTime); give the start as a time from time 0"
+                ) from None
+        else:
+            start = self.start
+        if isinstance(self.every, str):
+            once, cycle, period = _calendar_starts(start, self.duration, self.every, clock)
+            firsts = [(s, math.inf) for s in once] + [(s, period) for s in cycle]
+        else:
+            firsts = [(start, self.every)]
+        found = [w for s, every in firsts for w in self._from_time_zero(s, every)]
+        if not found:
+            warnings.warn(
+                f"{where}: {self.label}: ends before the run's time 0 ({clock.describe()}): "
+                "no effect",
+                DowntimeWarning,
+                stacklevel=2,
+            )
+        return found
+
+    def _from_time_zero(self, start: float, every: float) -> list[Window]:
+        """The windows from ``start`` every ``every`` seconds, from time 0 on."""
+        duration, nodes = self.duration, self.nodes
+        if start >= 0:
+            return [Window(start, duration, every, nodes)]
+        if math.isinf(every):
+            return [Window(0.0, start + duration, every, nodes)] if start + duration > 0 else []
+        last = start + math.floor(-start / every) * every  # (the last to begin by time 0)
+        if last == 0:
+            return [Window(0.0, duration, every, nodes)]
+        ongoing = [Window(0.0, last + duration, math.inf, nodes)] if last + duration > 0 else []
+        return [*ongoing, Window(last + every, duration, every, nodes)]
+
+
+class DowntimeWarning(UserWarning):
+    """A window of a platform's downtime that has no effect on a run."""
+
+
+def _calendar_starts(
+    start: float, duration: float, repeat: str, clock: Clock
+) -> tuple[list[float], list[float], float]:
+    """The starts of a window repeated on weekdays or weekends, as Slurm advances a
+    reservation with flag ``WEEKDAY`` or ``WEEKEND`` when it ends (``_advance_resv_time``,
+    src/slurmctld/reservation.c:6544-6579 in Slurm 22.05.8): by 3 days when it ends on a
+    Friday, 2 on a Saturday, else 1 (WEEKDAY); by 6 days when it ends on a Sunday, 1 on a
+    Saturday, else to the next Saturday (WEEKEND), by the day of the week on the site's clocks
+    when it ends. Returns the starts that come once, those of the weekly cycle they reach, and
+    the cycle's period (whole weeks)."""
+    seen: dict[int, int] = {}
+    starts: list[float] = []
+    while (day := clock.wall(start).weekday()) not in seen:  # (Monday 0; C's tm_wday - 1)
+        seen[day] = len(starts)
+        starts.append(start)
+        ends = clock.wall(start + duration).weekday()
+        if repeat == "WEEKDAY":
+            days = {4: 3, 5: 2}.get(ends, 1)
+        else:
+            days = {6: 6, 5: 1}.get(ends, 5 - ends)
+        start += days * DAY
+    first = seen[day]
+    return starts[:first], starts[first:], start - starts[first]
+
+
+def placed_table(
+    data: Mapping[str, Any],
+    partitions: Mapping[str, tuple[int, ...]],
+    nodes: int,
+    where: str,
+    clock: Clock,
+) -> Mapping[str, Any]:
+    """The ``[downtime]`` table with its windows placed on a run's ``clock``: each window dated
+    by the calendar or repeated on weekdays or weekends written as windows from time 0 (a
+    start and a period in seconds), so that the platform a run keeps with its result draws
+    the same outages without the clock. A table without such windows is returned as it is.
+
+    Raises:
+        PlatformError: as :meth:`Downtime.from_dict`.
+    """
+    table = read(data, _DowntimeTable, where, PlatformError, "downtime")
+    place = _Place(where, partitions, nodes)
+    planned = [
+        place.window(row, f"downtime.maintenance[{k}]") for k, row in enumerate(table.maintenance)
+    ]
+    if not any(plan.on_calendar for plan in planned):
+        return data
+    rows: list[dict[str, Any]] = []
+    for plan in planned:
+        for window in plan.windows(clock, where):
+            row: dict[str, Any] = {} if plan.name is None else {"name": plan.name}
+            row["start"] = format_duration(window.start)
+            row["duration"] = format_duration(window.duration)
+            if math.isfinite(window.every):
+                row["every"] = format_duration(window.every)
+            rows.append(row | {"nodes": [format_nodes(window.nodes)]})
+    return {**data, "maintenance": rows}
 
 
 def merged_windows(windows: Outages, platform: Platform) -> list[tuple[float, float, Alloc]]:

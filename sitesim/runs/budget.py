@@ -179,6 +179,9 @@ def check_site_run(
     """
     platform = config.make_platform()
     if platform is not None:
+        from sitesim.platform.downtime import NO_DATE  # (a site-level run's clock: no date)
+
+        platform = platform.on_clock(NO_DATE, config.platform_name)
         check_outages(platform, config.days * DAY + DRAIN_OUTAGES, config.platform_name)
     limit = memory_limit()
     if limit is None:
@@ -358,7 +361,9 @@ def check_outages(
     memory. Nothing to check without downtime.
 
     Args:
-        platform: the platform.
+        platform: the platform, its windows placed on the run's clock
+            (:meth:`~sitesim.platform.description.Platform.on_clock`; a dated window on none
+            is refused).
         horizon: seconds.
         where: the platform file, for the message (default: the platform's name).
         limit: the memory limit (default: :func:`memory_limit`).
@@ -371,7 +376,8 @@ def check_outages(
     from sitesim.platform.downtime import Downtime
 
     names = {part.name: part.nodes for part in platform.partitions}
-    downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, platform.name, None)
+    name = where or platform.name
+    downtime = Downtime.from_dict(platform.downtime, names, platform.nodes, name, None)
     need = outage_estimate(downtime, horizon)
     what = (
         f"{where or platform.name or 'platform'}: downtime: {need.detail} over "

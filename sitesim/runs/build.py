@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sitesim.engine.site import Site, SiteResult
 from sitesim.platform.boundary import OUTAGE_STREAM
-from sitesim.platform.downtime import Downtime
+from sitesim.platform.downtime import NO_DATE, Clock, Downtime
 from sitesim.runs.budget import check_outages
 
 if TYPE_CHECKING:
@@ -19,16 +19,26 @@ if TYPE_CHECKING:
 
 
 def build_site(
-    config: RunConfig, procs: int, scheduler: Scheduler, horizon: float, **options: Any
+    config: RunConfig,
+    procs: int,
+    scheduler: Scheduler,
+    horizon: float,
+    clock: Clock = NO_DATE,
+    **options: Any,
 ) -> Site:
     """The site of a configured run: ``procs`` processors, or the configuration's platform
-    with its outages up to ``horizon`` (drawn from the run's seed as the run reaches them).
+    with its outages up to ``horizon`` (drawn from the run's seed as the run reaches them),
+    its maintenance windows placed on the run's ``clock`` (a replay's trace gives it; a
+    site-level run has no date: :meth:`~sitesim.platform.description.Platform.on_clock`).
 
     Raises:
         ConfigError: the outages up to ``horizon`` are too many
-            (:func:`sitesim.runs.budget.check_outages`).
+            (:func:`sitesim.runs.budget.check_outages`), or a window is dated and the clock
+            has no date.
     """
     platform = config.make_platform()
+    if platform is not None and platform.downtime:
+        platform = platform.on_clock(clock, config.platform_name)
     site = Site(platform or procs, scheduler, seed=config.seed, **options)
     if platform is not None and platform.downtime and site.platform is not None:
         check_outages(platform, horizon, config.platform_name)

@@ -21,6 +21,7 @@ from sitesim.platform.description import (
 )
 from sitesim.platform.values import PlatformError
 from sitesim.slurm.conf import read_slurm_conf
+from sitesim.slurm.reservations import reservation_windows
 
 #: The platforms sitesim ships, by name (``--platform curie``).
 BUILTIN_PLATFORMS = ("curie",)
@@ -73,7 +74,7 @@ def read_platform(name: str) -> tuple[Platform, str]:
 
 
 #: The keys of a TOML file beside a slurm.conf (:func:`beside_slurm_conf`).
-BESIDE_KEYS = ("slurm_conf", "name", "shares", "downtime")
+BESIDE_KEYS = ("slurm_conf", "name", "shares", "reservations", "downtime")
 
 
 def _toml(raw: bytes, where: str) -> dict[str, Any]:
@@ -87,9 +88,10 @@ def beside_slurm_conf(data: Mapping[str, Any], where: str, base: Path) -> tuple[
     """The platform of a site described in its own terms: the nodes and partitions of the
     ``slurm.conf`` that ``slurm_conf`` names (relative to ``base``, the TOML file's folder),
     with what Slurm keeps elsewhere: the share of the simulated users' jobs each partition
-    gets (``[shares]``, by partition name) and maintenance windows and failures
-    (``[downtime]``, as in a platform file). Also returns the conf's bytes (they are part of
-    the platform's identity).
+    gets (``[shares]``, by partition name), maintenance reservations as ``scontrol`` writes
+    them (``reservations``: :mod:`sitesim.slurm.reservations`, windows of the platform's
+    downtime), and failures and more windows (``[downtime]``, as in a platform file). Also
+    returns the conf's bytes (they are part of the platform's identity).
 
     Raises:
         PlatformError: ``where: key: problem``, or the conf's own error.
@@ -132,4 +134,10 @@ def beside_slurm_conf(data: Mapping[str, Any], where: str, base: Path) -> tuple[
         partitions[partition]["share"] = share
     if "downtime" in data:
         tables["downtime"] = data["downtime"]
+    if "reservations" in data:
+        windows = reservation_windows(data["reservations"], where, found.platform, found.node_names)
+        downtime = tables.get("downtime", {})
+        earlier = downtime.get("maintenance", []) if isinstance(downtime, Mapping) else None
+        if windows and isinstance(earlier, list):  # (else the table's own error, below)
+            tables["downtime"] = {**downtime, "maintenance": [*earlier, *windows]}
     return Platform.from_dict(tables, where=where, base=base), conf_raw

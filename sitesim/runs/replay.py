@@ -19,6 +19,7 @@ from sitesim.models.feedback import FeedbackPlan, FeedbackTraceUser
 from sitesim.models.trace_user import Estimates, TraceUser, TraceWorkload
 from sitesim.models.utility import LeeSnavely, uncertain_values, wealth
 from sitesim.platform.boundary import RequestsWarning, check_requests
+from sitesim.platform.downtime import NO_DATE, Clock
 from sitesim.runs.build import PreparedRun, build_site
 from sitesim.runs.config import ReplayConfig, ReplaySettings
 from sitesim.runs.options import scheduler_settings, split_settings
@@ -265,8 +266,9 @@ def _prepare(config: ReplayConfig, trace: SWFTrace, scheduler: Scheduler) -> Pre
         workload = stated(workload, config)
     first, last = float(workload.submit[0]), float(workload.submit[-1])
     outages_until = last + 30 * DAY + float(workload.estimate.max())  # (platforms' downtime)
+    clock = NO_DATE if trace.unix_start is None else Clock(trace.unix_start, trace.time_zone[0])
     site = build_site(
-        config, size, scheduler, outages_until, strict=config.strict,
+        config, size, scheduler, outages_until, clock, strict=config.strict,
         cancel_expired=config.cancel_expired,
         keep_jobs=plan is not None,  # an open replay never looks back at an ended job
     )  # fmt: skip

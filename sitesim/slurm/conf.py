@@ -56,6 +56,7 @@ class SlurmConf:
         partition_factors: ``PriorityJobFactor`` of each partition that sets one.
         warnings: each key that parses but is not modelled, once, in the order met.
         partition_policies: the access and order keys of each partition that sets one.
+        node_names: each node's ``NodeName``, by the platform's node index.
     """
 
     platform: Platform | None
@@ -63,6 +64,7 @@ class SlurmConf:
     partition_factors: dict[str, int]
     warnings: tuple[str, ...]
     partition_policies: dict[str, PartitionPolicy] = field(default_factory=dict)
+    node_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -563,14 +565,15 @@ def read_slurm_conf(path: str | Path) -> SlurmConf:
     platform: Platform | None = None
     factors: dict[str, int] = {}
     policies: dict[str, PartitionPolicy] = {}
+    names: tuple[str, ...] = ()
     if nodes:
-        platform, factors, policies = _platform(
+        platform, factors, policies, names = _platform(
             top, nodes, raw_parts, nodesets, future, linear, warn
         )
     elif raw_parts:
         why = "every node is State=FUTURE" if lines else "no NodeName line defines nodes"
         raise SlurmConfError(f"{raw_parts[0][0]}: PartitionName: {why} (sitesim needs one)")
-    return SlurmConf(platform, settings, factors, warn.all(), policies)
+    return SlurmConf(platform, settings, factors, warn.all(), policies, names)
 
 
 def _scheduler_parameters(
@@ -725,10 +728,10 @@ def _platform(
     future: set[str],
     linear: bool,
     warn: _Warnings,
-) -> tuple[Platform, dict[str, int], dict[str, PartitionPolicy]]:
+) -> tuple[Platform, dict[str, int], dict[str, PartitionPolicy], tuple[str, ...]]:
     """Node types by distinct (CPUs, GPUs, memory, features) in the order met, each named
     by its NodeName expressions; nodes numbered by type, within a type in the order of the
-    lines."""
+    lines; and the node names by index."""
     groups: dict[tuple[int, int, int, tuple[str, ...]], list[_NodeLine]] = {}
     for line in nodes:
         groups.setdefault((line.cpus, line.gpus, line.memory, line.features), []).append(line)
@@ -801,7 +804,7 @@ def _platform(
     if defaults:
         data["default_partition"] = defaults[0]
     try:
-        return Platform.from_dict(data, where=str(top)), factors, policies
+        return Platform.from_dict(data, where=str(top)), factors, policies, tuple(index)
     except ConfigError as err:
         raise SlurmConfError(str(err)) from None
 

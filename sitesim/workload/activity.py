@@ -22,9 +22,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -258,21 +257,11 @@ def _local_clock(trace: SWFTrace, submit: np.ndarray) -> tuple[np.ndarray, np.nd
         clock = "no UnixStartTime: time 0 taken as Monday 00:00"
     else:
         utc = int(start.group(1)) + submit
-        zone_name = trace.header_value("TimeZoneString") or ""
-        offset_text = _NUMBER.match(trace.header_value("TimeZone") or "")
-        try:
-            zone = ZoneInfo(zone_name)
-            hours = np.floor(utc / 3600.0)
-            unique, index = np.unique(hours, return_inverse=True)
-            offsets = np.array(
-                [_offset(zone, h * 3600.0) for h in unique.tolist()], dtype=np.float64
-            )
-            seconds = utc + offsets[index]
-            clock = f"local time, {zone_name}"
-        except (ZoneInfoNotFoundError, ValueError):
-            offset = float(offset_text.group(1)) if offset_text else 0.0
-            seconds = utc + offset
-            clock = f"UTC{offset / 3600:+g} (TimeZone header)"
+        zone, clock = trace.time_zone
+        hours = np.floor(utc / 3600.0)
+        unique, index = np.unique(hours, return_inverse=True)
+        offsets = np.array([_offset(zone, h * 3600.0) for h in unique.tolist()], dtype=np.float64)
+        seconds = utc + offsets[index]
         # the Unix epoch was a Thursday: weekday 3 when Monday is 0
         seconds = seconds + 3 * 86400.0
     hour = (np.floor(seconds / 3600.0) % 24).astype(np.int64)
@@ -280,7 +269,7 @@ def _local_clock(trace: SWFTrace, submit: np.ndarray) -> tuple[np.ndarray, np.nd
     return hour, weekday, clock
 
 
-def _offset(zone: ZoneInfo, utc_seconds: float) -> float:
+def _offset(zone: tzinfo, utc_seconds: float) -> float:
     moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=utc_seconds)
     delta = moment.astimezone(zone).utcoffset()
     return delta.total_seconds() if delta is not None else 0.0

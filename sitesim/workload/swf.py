@@ -21,7 +21,9 @@ import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta, timezone, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -59,6 +61,7 @@ UNKNOWN = -1.0
 _HEADER_LINE = re.compile(r"^[ \t]*;.*$", re.MULTILINE)
 _HEADER_KEY = re.compile(r"^;\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 _LEADING_INT = re.compile(r"^\s*(\d+)")
+_SIGNED_INT = re.compile(r"^\s*(-?\d+)")
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,19 @@ class SWFTrace:
         """The Unix time of the trace's time 0 (header ``UnixStartTime``), if it gives one."""
         match = _LEADING_INT.match(self.header_value("UnixStartTime") or "")
         return int(match.group(1)) if match else None
+
+    @property
+    def time_zone(self) -> tuple[tzinfo, str]:
+        """The zone of the site's clocks, and how it is known: the header's TimeZoneString (an
+        IANA zone, daylight saving included), else its numeric TimeZone (seconds east of UTC),
+        else UTC."""
+        name = self.header_value("TimeZoneString") or ""
+        try:
+            return ZoneInfo(name), f"local time, {name}"
+        except (ZoneInfoNotFoundError, ValueError):
+            match = _SIGNED_INT.match(self.header_value("TimeZone") or "")
+            offset = int(match.group(1)) if match else 0
+            return timezone(timedelta(seconds=offset)), f"UTC{offset / 3600:+g} (TimeZone header)"
 
     def excerpt(self, start: int, stop: int) -> SWFTrace:
         """The job lines ``start`` (0-based) up to, not including, ``stop``, as a trace of their

@@ -130,6 +130,61 @@ def test_a_bad_platform_is_one_line_exit_2_and_nothing_written(
     assert not out.exists()
 
 
+#: Maintenance reservations beside a slurm.conf (issue 34): the reservation's text, and what
+#: the one line says after the file's name.
+RESERVATION_CASES: dict[str, tuple[str, str]] = {
+    "an unknown key": (
+        "ReservationName=m StartTime=now Duration=60 Nodes=ALL Flags=MAINT Colour=red",
+        "reservations[0] (m): Colour: not a key of scontrol create reservation",
+    ),
+    "a bad time": (
+        "ReservationName=m StartTime=next-monday Duration=60 Nodes=ALL Flags=MAINT",
+        "reservations[0] (m): StartTime: next-monday: not a time Slurm reads",
+    ),
+    "a bad duration": (
+        "ReservationName=m StartTime=now Duration=4h Nodes=ALL Flags=MAINT",
+        "reservations[0] (m): Duration: '4h' is not a time in Slurm's syntax",
+    ),
+    "an unknown node": (
+        "ReservationName=m StartTime=now Duration=60 Nodes=n[8-12] Flags=MAINT",
+        "reservations[0] (m): Nodes: n10 is no node of the slurm.conf",
+    ),
+    "a flag not modelled": (
+        "ReservationName=m StartTime=now Duration=60 Nodes=ALL Flags=MAINT,MAGNETIC",
+        "reservations[0] (m): Flags: MAGNETIC: not modelled by sitesim",
+    ),
+    "a reservation for users": (
+        "ReservationName=m StartTime=now Duration=60 Nodes=n[0-3] Users=alice,bob",
+        "reservations[0] (m): Users: alice,bob: a reservation for users' jobs is not modelled",
+    ),
+    "a repeat shorter than the window": (
+        "ReservationName=m StartTime=now Duration=2:00:00 Nodes=ALL Flags=MAINT,HOURLY",
+        "reservations[0] (m): Duration: 0-02:00:00 is not shorter than the time between two",
+    ),
+    "a date without the run's date": (  # (neither run has one: the trace gives no date)
+        "ReservationName=m StartTime=2026-01-05T08:00 Duration=60 Nodes=ALL Flags=MAINT",
+        "reservation m: starts 2026-01-05T08:00:00, a date, and this run has no date",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", ["replay", "run"])
+@pytest.mark.parametrize("case", list(RESERVATION_CASES))
+def test_a_bad_reservation_is_one_line_exit_2_and_nothing_written(
+    case: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reservation, says = RESERVATION_CASES[case]
+    (tmp_path / "slurm.conf").write_text(
+        "NodeName=n[0-9] CPUs=8\nPartitionName=a Nodes=ALL Default=YES\n"
+    )
+    platform = tmp_path / "site.toml"
+    platform.write_text(f"slurm_conf = \"slurm.conf\"\nreservations = ['{reservation}']\n")
+    out = tmp_path / "out"
+    message = error(capsys, command(name, tmp_path, platform, out))
+    assert message.startswith(f"sitesim: error: {platform}: {says}"), message
+    assert not out.exists()
+
+
 def test_a_storm_names_the_failures_and_the_days(tmp_path: Path, capsys) -> None:
     platform = tmp_path / "site.toml"
     (_, nodes, partition), _ = CASES["a storm of failures"]

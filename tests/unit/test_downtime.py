@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pytest
 
 from sitesim.platform.description import Platform
-from sitesim.platform.downtime import FAILURE, MAINTENANCE, Downtime, Outages, Window
+from sitesim.platform.downtime import (
+    FAILURE,
+    MAINTENANCE,
+    NO_DATE,
+    Clock,
+    Downtime,
+    DowntimeWarning,
+    Outages,
+    Window,
+)
 from sitesim.platform.values import PlatformError
 
 HOUR, DAY = 3600.0, 86_400.0
@@ -127,6 +138,13 @@ def test_defaults() -> None:
         ({"failures": {"mtbf": 10**20, "mttr": "1"}}, "downtime.failures.mtbf", "is absurd"),
         ({"failures": {"mtbf": "1-0", "mttr": "1", "nodes": [1, 1]}},
          "downtime.failures.nodes", "1 names node 1 again"),
+        ({"maintenance": [{"start": "2026-13-01", "duration": "1"}]},
+         "downtime.maintenance[0].start", "'2026-13-01' is not a date"),
+        ({"maintenance": [{"start": "2026-01-05", "duration": "1", "every": "MONTHLY"}]},
+         "downtime.maintenance[0].every", "'MONTHLY' is not a time in Slurm's syntax"),
+        ({"maintenance": [{"start": "0", "duration": "1-00:00:00", "every": "WEEKDAY"}]},
+         "downtime.maintenance[0].duration", "a window repeated on weekdays must be shorter "
+         "than a day"),
         ({"failures": {"file": 3}}, "downtime.failures.file", "a file name"),
         ({"failures": {"file": "absent.csv"}}, "downtime.failures.file", "cannot read"),
     ],
@@ -561,3 +579,72 @@ def test_platform_from_dict_with_a_downtime_table() -> None:
     data["downtime"] = {"maintenance": [{"start": "0", "duration": "3", "every": "2"}]}
     with pytest.raises(PlatformError, match=r"^platform: downtime.maintenance\[0\].every: "):
         Platform.from_dict(data)
+
+
+# -- windows on the run's clock: dates, weekdays and weekends --------------------------------------
+def on(clock: Clock, **row: Any) -> tuple[Window, ...]:
+    return Downtime.from_dict({"maintenance": [row]}, PARTS, 10, "site.toml", None, clock).windows
+
+
+def test_weekday_windows_follow_slurms_advance_from_a_saturday() -> None:
+    # time 0 a Monday (no date); the first window on Saturday 08:00 comes once, then Monday to
+    # Friday every week (reservation.c:6560-6568: Friday's next is 3 days on, Saturday's 2)
+    windows = on(NO_DATE, start="5-08:00:00", duration="1:00:00", every="WEEKDAY", nodes="0")
+    assert windows == (
+        Window(5 * DAY + 8 * HOUR, HOUR, math.inf, (0,)),
+        *(Window((7 + k) * DAY + 8 * HOUR, HOUR, 7 * DAY, (0,)) for k in range(5)),
+    )
+
+
+def test_weekend_windows_that_cross_midnight_come_friday_and_saturday_nights() -> None:
+    # Wednesday 23:00 for 2 hours ends on a Thursday: next 6 - tm_wday = 2 days on, Friday;
+    # Friday's ends on a Saturday: 1 day on; Saturday's ends on a Sunday: 6 days on, Friday
+    # (reservation.c:6569-6577), so the cycle is Friday and Saturday nights, every week.
+    windows = on(NO_DATE, start="2-23:00:00", duration="2:00:00", every="WEEKEND", nodes="0")
+    assert windows == (
+        Window(2 * DAY + 23 * HOUR, 2 * HOUR, math.inf, (0,)),
+        Window(4 * DAY + 23 * HOUR, 2 * HOUR, 7 * DAY, (0,)),
+        Window(5 * DAY + 23 * HOUR, 2 * HOUR, 7 * DAY, (0,)),
+    )
+
+
+def test_weekdays_by_the_sites_clocks() -> None:
+    # time 0: Thursday 1 January 2026, 00:00 UTC; in Tokyo (UTC+9) already 09:00
+    clock = Clock(datetime(2026, 1, 1, tzinfo=UTC).timestamp())
+    windows = on(clock, start="0-08:00:00", duration="1:00:00", every="WEEKDAY", nodes="0")
+    assert [w.start / DAY for w in windows] == [d + 8 / 24 for d in (0, 1, 4, 5, 6)]
+    tokyo = Clock(clock.unix, ZoneInfo("Asia/Tokyo"))
+    windows = on(tokyo, start="0-20:00:00", duration="1:00:00", every="WEEKDAY", nodes="0")
+    assert [w.start / HOUR for w in windows] == [20, 92, 116, 140, 164]  # (Fri 05:00, Mon ...)
+
+
+def test_dated_windows_before_time_0() -> None:
+    clock = Clock(datetime(2026, 1, 7, tzinfo=UTC).timestamp())  # Wednesday
+    # under way at time 0: from time 0 to its end
+    assert on(clock, start="2026-01-06T22:00", duration="4:00:00") == (
+        Window(0.0, 2 * HOUR, math.inf, tuple(range(10))),
+    )
+    # weekly since Monday 08:00: the next on Monday 12 January
+    assert on(clock, start="2026-01-05T08:00", duration="4:00:00", every="7-0", nodes="1") == (
+        Window(5 * DAY + 8 * HOUR, 4 * HOUR, 7 * DAY, (1,)),
+    )
+    # daily since the 1st at 23:00 for 2 hours: one under way, then every day
+    assert on(clock, start="2026-01-01T23:00", duration="2:00:00", every="1-0", nodes="1") == (
+        Window(0.0, HOUR, math.inf, (1,)),
+        Window(23 * HOUR, 2 * HOUR, DAY, (1,)),
+    )
+    with pytest.warns(DowntimeWarning, match=r"site.toml: old: ends before the run's time 0 "
+                      r"\(2026-01-07T00:00:00 \(UTC\)\): no effect"):  # fmt: skip
+        assert on(clock, start="2025-12-01", duration="60", name="old") == ()
+
+
+def test_a_platform_file_may_date_its_windows() -> None:
+    data = {
+        "nodes": [{"type": "cpu", "count": 4, "cores": 1}],
+        "partitions": [{"name": "all", "nodes": ["cpu"]}],
+        "downtime": {"maintenance": [{"start": "2026-01-05T08:00", "duration": "60"}]},
+    }
+    platform = Platform.from_dict(data)  # (checked; placed by a run's clock)
+    assert platform.downtime == data["downtime"]
+    with pytest.raises(PlatformError, match=r"platform: downtime.maintenance\[0\]: starts 2026"):
+        platform.on_clock(NO_DATE, "platform")
