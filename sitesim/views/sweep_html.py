@@ -63,8 +63,9 @@ PARTITION_TEXT = (
 )
 
 _MORE_CSS = (
-    "tr.d td{background:#fff3c4}td.z{color:#999}p.m{color:#a00000;margin:2px 0}"
-    "table.t th{background:#f3f3f3}td b{color:#000}"
+    "tr.d td{background:#fff3c4}p.m{color:#a00000;margin:2px 0}table.t th{background:#f3f3f3}"
+    "table.t td{white-space:nowrap}span.w{white-space:normal;display:inline-block;"
+    "max-width:360px}"
 )
 
 
@@ -201,13 +202,16 @@ def _settings(view: SweepView) -> str:
         if run.settings is None:
             return "-"
         value = run.settings.get(key)
-        return "-" if value is None else json.dumps(value) if value == "" else str(value)
+        return (
+            "-" if value is None else html.escape(json.dumps(value) if value == "" else str(value))
+        )
 
     values = {key: [shown(run, key) for run in first.values()] for key in keys}
     differ = [key for key in keys if len(set(values[key])) > 1]
     same = [key for key in keys if key not in differ]
-    body = [[key, *values[key]] for key in [*differ, *same]]
-    labels = ["scheduler", *(run.label for run in first.values())]
+    body = [[html.escape(key), *values[key]] for key in [*differ, *same]]
+    labels = ["scheduler", *(f"<span class=w>{html.escape(run.label)}</span>"
+                             for run in first.values())]  # fmt: skip
     note = (
         "" if all(run.settings_whole for run in first.values() if run.settings is not None)
         else " Some runs were written by a sitesim that stored only the settings that differ "

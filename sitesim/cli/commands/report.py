@@ -162,9 +162,9 @@ def sweep_report(args: argparse.Namespace) -> int:
     _check_outputs(html, None, None)
     view = read_sweep(folder)
     text = sweep_report_html(view, baselines(view, args.baseline))
-    atomic_write_all([(html, text)])
     for name, why in view.missing:
         print(f"sitesim: warning: run {name} is missing: {why}", file=sys.stderr)
+    atomic_write_all([(html, text)])
     print(f"written: {html} ({len(view.runs):,} of {view.planned:,} runs complete)")
     return 0
 
