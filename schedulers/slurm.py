@@ -336,6 +336,8 @@ class SLURM(Scheduler):
         #: The access and order keys of the conf's partitions, by name; by partition index once
         #: the machine is known (None: none set), and each partition's PriorityTier if they differ.
         self.partition_policies: dict[str, PartitionPolicy] = {}
+        #: The platform's partitions, by index (known once the machine is: on_site).
+        self._partitions: list[str] = []
         self._policies: list[PartitionPolicy | None] = []
         self._tiers: list[int] | None = None
         #: What the configuration files hold that sitesim does not model, each once.
@@ -501,6 +503,7 @@ class SLURM(Scheduler):
             partition_tres=dict(enumerate(partitions)),
         )
         self._on_nodes = not platform.is_processors
+        self._partitions = [p.name for p in platform.partitions]
         policies = [self.partition_policies.get(p.name) for p in platform.partitions]
         self._policies = policies if any(policies) else []
         tiers = [1 if p is None else p.tier for p in self._policies]
@@ -1183,9 +1186,24 @@ class SLURM(Scheduler):
         started job's priority, factors, last pending reason and what started it)."""
         return [AccountTable(self.associations), _Decisions(self)]
 
+    def resolved_settings(self) -> dict[str, Any]:
+        """Every setting as the run used it, in Slurm's units: each of :data:`SETTINGS` (as
+        given, else as ``conf`` sets it, else Slurm's default); with ``conf``, each
+        partition's ``PriorityJobFactor`` and the keys of :meth:`PartitionPolicy.in_slurm_terms`
+        too, named ``"<partition>: <key>"``."""
+        resolved = self.settings.in_slurm_units(SETTINGS)
+        if self._files["conf"] is not None:
+            for name in self._partitions:
+                policy = self.partition_policies.get(name, PartitionPolicy())
+                keys = {"PriorityJobFactor": self.partition_factors.get(name, 1),
+                        **policy.in_slurm_terms()}  # fmt: skip
+                resolved.update({f"{name}: {key}": value for key, value in keys.items()})
+        return resolved
+
     def stats(self) -> dict[str, Any]:
         return {
             "settings": self.settings.changed(),
+            "resolved_settings": self.resolved_settings(),
             **({"not_modelled": list(self.warnings)} if self.warnings else {}),
             "backfill_cycles": self._cycles,
             "started_by_main": self._main_starts,

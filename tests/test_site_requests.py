@@ -164,6 +164,15 @@ def test_constrained_and_big_memory_jobs_go_to_nodes_that_have_them() -> None:
     assert big and all(w == {4} for w in big)
     assert gpu and all(w <= {5, 6} for w in gpu)
     assert result.platform_stats["gpu_utilization"] > 0
+    # each partition's memory utilization: what its jobs held of its own memory (the two
+    # partitions share no node, so together they are the platform's)
+    parts = result.per_partition
+    assert parts is not None and [int(r["memory_mb"]) for r in parts] == [4 * 64000 + 512000,
+                                                                           2 * 128000]  # fmt: skip
+    assert all(r["memory_utilization"] > 0 for r in parts)
+    held = sum(float(r["memory_utilization"] * r["memory_mb"]) for r in parts)
+    total = result.platform_stats["memory_utilization"] * sum(int(r["memory_mb"]) for r in parts)
+    assert held == pytest.approx(total)
 
 
 def test_a_gpu_platform_without_gpu_requests_warns_once(site_profile: WorkloadProfile) -> None:
@@ -210,5 +219,5 @@ def test_the_profile_command_reads_a_sacct_log(
     header = partitions.read_text().splitlines()[0]
     assert header.endswith(
         "wait_mean_min,response_mean_min,slowdown_mean,bsld_mean,"
-        "core_utilization,gpus,gpu_utilization"
+        "core_utilization,gpus,gpu_utilization,memory_mb,memory_utilization"
     )

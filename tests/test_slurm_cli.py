@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sitesim.cli.main import main
+from sitesim.schedulers.slurm import SETTINGS
 from sitesim.slurm.multifactor import WEIGHT_MAX
 
 DATA = Path(__file__).parent / "data" / "slurm"
@@ -47,6 +48,13 @@ def test_a_site_runs_on_its_own_slurm_configuration(
     # the settings in force (those of slurm.conf) are stored; rerun reads the file again
     settings = stats["settings"]
     assert settings["bf_window"] == 2880 and settings["bf_resolution"] == 120
+    # every setting as the run used it: the file's, Slurm's defaults, each partition's keys
+    used = stats["resolved_settings"]
+    assert list(used)[: len(SETTINGS)] == list(SETTINGS)
+    assert (used["bf_window"], used["bf_resolution"], used["bf_node_space_size"]) == (2880, 120, 0)
+    assert used["PriorityDecayHalfLife"] == "7-00:00:00" and used["PriorityWeightTRES"] == ""
+    assert (used["batch: PriorityJobFactor"], used["gpu: PriorityJobFactor"]) == (10, 20)
+    assert (used["debug: PriorityTier"], used["batch: PriorityTier"]) == (2, 1)
     assert main(["rerun", str(folder / "results.json")]) == 0
 
 

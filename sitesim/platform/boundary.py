@@ -63,6 +63,8 @@ PARTITION_DTYPE = np.dtype(
         ("core_utilization", np.float64),
         ("gpus", np.int64),
         ("gpu_utilization", np.float64),
+        ("memory_mb", np.int64),
+        ("memory_utilization", np.float64),
     ]
 )
 
@@ -402,10 +404,11 @@ class PartitionTables:
         end = np.minimum(records["end"], t1)
         held = np.where(ran, np.maximum(end - start, 0.0), 0.0)
 
-        def used(column: str, total: int) -> float:
+        def used(column: str, total: int, rows: Any = slice(None)) -> float:
+            """What the jobs of ``rows`` held of ``column`` over ``total`` and the window."""
             if not total or not length:
                 return math.nan
-            return float((table[column] * held).sum()) / (total * length)
+            return float((table[column][rows] * held[rows]).sum()) / (total * length)
 
         down_hours = machine.down_seconds(machine.env.now) / HOUR  # (the whole run)
         window_down = (machine.down_seconds(t1) - machine.down_seconds(t0)) / HOUR
@@ -442,13 +445,12 @@ class PartitionTables:
             rows[k]["slowdown_mean"] = _mean(slowdown[mine])
             rows[k]["bsld_mean"] = _mean(bounded[mine])
             in_part = table["partition"] == k
-            busy = float((table["cores"][in_part] * held[in_part]).sum())
-            total = parts.total_cores[k] * length
-            rows[k]["core_utilization"] = busy / total if total else math.nan
             gpus = int(platform.gpus[parts.nodes[k]].sum())
-            busy = float((table["gpus"][in_part] * held[in_part]).sum())
-            rows[k]["gpus"] = gpus
-            rows[k]["gpu_utilization"] = busy / (gpus * length) if gpus and length else math.nan
+            memory = int(platform.memory[parts.nodes[k]].sum())  # (0: memory not placed)
+            rows[k]["core_utilization"] = used("cores", int(parts.total_cores[k]), in_part)
+            rows[k]["gpus"], rows[k]["memory_mb"] = gpus, memory
+            rows[k]["gpu_utilization"] = used("gpus", gpus, in_part)
+            rows[k]["memory_utilization"] = used("memory", memory, in_part)
         return summary, rows
 
 

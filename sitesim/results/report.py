@@ -243,10 +243,15 @@ def platform_report(result: SiteResult) -> str:
     """A run on a platform in plain text: the platform, its statistics, the partitions."""
     assert result.platform is not None and result.per_partition is not None
     s = result.platform_stats
-    gpus = f", GPUs {s['gpu_utilization']:.3f}" if s["gpus"] else ""
+    # (a platform with GPUs, or that places memory: their utilization too, and each partition's)
+    held = [(name, title, key) for name, title, key, has in (
+        ("GPUs", "GPU.Util", "gpu_utilization", s["gpus"]),
+        ("memory", "Mem.Util", "memory_utilization", result.platform.total_memory),
+    ) if has]  # fmt: skip
+    more = "".join(f", {name} {s[key]:.3f}" for name, _, key in held)
     lines = [
         f"{result.label} on {result.platform.describe()}",
-        f"utilization: cores {s['core_utilization']:.3f}{gpus}; availability "
+        f"utilization: cores {s['core_utilization']:.3f}{more}; availability "
         f"{s['availability']:.4f} ({s['node_hours_down']:,.0f} node-hours down); jobs requeued "
         f"{s['jobs_requeued']:,}, failed {s['jobs_failed']:,}; work lost "
         f"{s['work_lost_core_h']:,.0f} core-hours",
@@ -255,20 +260,17 @@ def platform_report(result: SiteResult) -> str:
     rows = [
         [r["partition"], int(r["nodes"]), int(r["cores"]), int(r["jobs"]),
          float(r["wait_mean_min"]), float(r["response_mean_min"]), float(r["bsld_mean"]),
-         float(r["core_utilization"])]
+         float(r["core_utilization"]), *(float(r[key]) for _, _, key in held)]
         for r in shown
     ]  # fmt: skip
-    columns: tuple[str, ...] = PARTITION_COLUMNS
-    if s["gpus"]:  # (a platform with GPUs: each partition's GPU utilization too)
-        columns = (*columns, "GPU.Util")
-        rows = [[*row, float(r["gpu_utilization"])] for row, r in zip(rows, shown, strict=True)]
+    columns = (*PARTITION_COLUMNS, *(title for _, title, _ in held))
     lines.append(table(columns, rows))
     return "\n".join(lines)
 
 
 ACCOUNT_COLUMNS = (
-    "Account", "Users", "Jobs", "Jobs/h", "Jobs/session", "Avg.Wait(min)", "Avg.Response(min)",
-    "Core.h",
+    "Account", "Users", "Share", "Usage", "Jobs", "Jobs/h", "Jobs/session", "Avg.Wait(min)",
+    "Avg.Response(min)", "Core.h",
 )  # fmt: skip
 
 
@@ -288,8 +290,8 @@ def account_report(result: SiteResult) -> str:
     """The per-account table in plain text (runs under a scheduler with accounts)."""
     assert result.per_account is not None
     rows = [
-        [r["account"], int(r["users"]), int(r["jobs"]), float(r["jobs_per_hour"]),
-         float(r["jobs_per_session"]), float(r["wait_mean_min"]),
+        [r["account"], int(r["users"]), float(r["share"]), float(r["usage"]), int(r["jobs"]),
+         float(r["jobs_per_hour"]), float(r["jobs_per_session"]), float(r["wait_mean_min"]),
          float(r["response_mean_min"]), float(r["core_hours"])]
         for r in result.per_account
     ]  # fmt: skip

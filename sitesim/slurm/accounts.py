@@ -1,10 +1,12 @@
 """Statistics per account (Slurm's association tree): what a fairshare study compares.
 
 A run under the SLURM scheduler groups its users by account (:mod:`sitesim.slurm.associations`); the
-table has one row per account with jobs in the measurement window: its users, jobs, throughput
-(jobs an hour of the window), sessions and the jobs of sessions per session (site-level runs;
-NaN, not applicable, for an account without sessions, as in a trace replay, and printed "-"),
-mean wait and response, and the core-hours its jobs used.
+table has one row per account with jobs in the measurement window: its users, its share (its
+normalized shares in the tree: the share of the machine its shares promise it) and usage (the
+share of the window's core-hours its jobs used), jobs, throughput (jobs an hour of the window),
+sessions and the jobs of sessions per session (site-level runs; NaN, not applicable, for an
+account without sessions, as in a trace replay, and printed "-"), mean wait and response, and
+the core-hours its jobs used.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import numpy as np
 
 from sitesim.engine.metrics import pair_keys, window_jobs
 from sitesim.slurm.associations import Associations
+from sitesim.slurm.fairshare import ShareTree
 
 ACCOUNT_DTYPE = np.dtype(
     [
         ("account", "U64"),
         ("users", np.int64),
+        ("share", np.float64),
+        ("usage", np.float64),
         ("jobs", np.int64),
         ("jobs_per_hour", np.float64),
         ("sessions", np.int64),
@@ -68,6 +73,12 @@ def per_account(
         )
     used = sel["size"] * (sel["end"] - sel["start"]) / 3600
     table["core_hours"] = np.bincount(account, weights=used, minlength=n)
+    total = float(table["core_hours"].sum())
+    table["usage"] = table["core_hours"] / total if total > 0 else np.nan
+    # (the tree as fairshare saw it: the run's users it does not list, each an account)
+    tree = ShareTree(associations.with_users(np.unique(records["user"]).tolist()))
+    shares = tree.account_shares()
+    table["share"] = [shares.get(name, np.nan) for name in order]
     return table[jobs > 0]
 
 

@@ -108,6 +108,20 @@ class PartitionPolicy:
             return "more nodes than the partition's MaxNodes"
         return None
 
+    def in_slurm_terms(self) -> dict[str, Any]:
+        """The keys as a partition's line writes them: ``PriorityTier`` always, the others
+        where set (``MaxNodes``, ``AllowAccounts``, ``DenyAccounts``, ``AllowQos``,
+        ``DenyQos``; names in alphabetical order, comma-separated)."""
+        keys: dict[str, Any] = {"PriorityTier": self.tier}
+        if self.max_nodes is not None:
+            keys["MaxNodes"] = self.max_nodes
+        for key, names in (("AllowAccounts", self.allow_accounts),
+                           ("DenyAccounts", self.deny_accounts), ("AllowQos", self.allow_qos),
+                           ("DenyQos", self.deny_qos)):  # fmt: skip
+            if names:
+                keys[key] = ",".join(sorted(names))
+        return keys
+
 
 @dataclass(frozen=True)
 class AssocTable:

@@ -119,6 +119,13 @@ class ShareTree:
             self._shape = _Shape(self)
         return self._shape
 
+    def account_shares(self) -> dict[str, float]:
+        """Each account's normalized shares, by name: the product of its share ratios down
+        the tree (its raw shares over its level's, times its parent's), the share of the
+        machine its shares promise it."""
+        norm = self.shape.acct_norm
+        return {name: float(norm[k]) for k, name in enumerate(self._names) if k}
+
     def account_usage(self, usage: Array) -> Array:
         """Every account's usage (index 0: root, the total), summed up from its users'."""
         shape = self.shape
@@ -138,6 +145,7 @@ class _Shape:
         levels: ``levels[d - 1]``: the accounts at depth ``d`` (1 = under root).
         acct_s: per account, its raw shares over its level's (Fair Tree's S; 0 if none).
         user_s: the same for users.
+        acct_norm: per account, its normalized shares (the product down the tree; root's 1).
         norm_shares: per user, Slurm's classic normalized shares (the product down the tree).
         user_depth: per user, its depth (its account's + 1).
         uniform: every user at the same depth.
@@ -172,6 +180,7 @@ class _Shape:
         acct_norm = np.ones(n)
         for level in self.levels:
             acct_norm[level] = acct_norm[up[level]] * self.acct_s[level]
+        self.acct_norm: Array = acct_norm
         self.norm_shares: Array = acct_norm[tree.user_acct] * self.user_s
         self.user_depth: IntArray = depth[tree.user_acct] + 1
         deepest = int(self.user_depth.max()) if len(self.user_depth) else 1

@@ -351,17 +351,19 @@ def _relative_to(settings: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 def run_name(factors: Mapping[str, Any], seed: int) -> str:
     """The folder name of a run: ``name=level`` pairs, then the seed (``users=20,seed=3``)."""
-    parts = [f"{name}={_level(name, level)}" for name, level in factors.items()]
+    parts = [f"{name}={level_label(name, level)}" for name, level in factors.items()]
     return ",".join([*parts, f"seed={seed}"])
 
 
-def _level(name: str, level: Any) -> str:
+def level_label(name: str, level: Any) -> str:
+    """A level of factor ``name`` as the run folders name it (``bf_resolution=1``: ``1``; a
+    file by its name; SLURM's accounts as ``physics.4+chemistry.2``): one text per level."""
     if isinstance(level, Platform):
         level = level.name or "platform"
     elif isinstance(level, Mapping) and name == "platform":  # (its tables: by their name)
         level = level.get("name") or "platform"
     elif isinstance(level, Mapping):  # (SLURM's accounts by name: physics:4+chemistry:2)
-        level = "+".join(f"{key}:{_level(name, value)}" for key, value in level.items())
+        level = "+".join(f"{key}:{level_label(name, value)}" for key, value in level.items())
     if name in FILE_SETTINGS:
         level = Path(str(level)).name
     if isinstance(level, float) and level.is_integer():

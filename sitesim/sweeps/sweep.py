@@ -11,9 +11,12 @@ With an output folder, each run writes its own folder named by its factor values
 whose folder holds a results.json of the same configuration, and the files it lists intact, is
 not run again, so an interrupted sweep resumes where it stopped. A run that fails has its
 traceback appended to ``error.txt`` in its folder and is retried once, then reported.
-``runs.csv`` holds one row per run (factors, seed, wall time, the flat summary) and
-``summary.csv`` one row per combination of factor levels (each metric's mean over the seeds,
-its standard deviation, the half-width of its 95 % confidence interval by Student's t, and n).
+``sweep.json``, written before the first run, lists the plan (each factor's levels, the seeds,
+every run's folder name: what ``sitesim report`` of the folder compares, and the runs it says
+are missing); ``runs.csv`` holds one row per run (factors, seed, wall time, the flat summary)
+and ``summary.csv`` one row per combination of factor levels (each metric's mean over the
+seeds, its standard deviation, the half-width of its 95 % confidence interval by Student's t,
+and n).
 The same sweep gives the same numbers whatever the executor.
 
 The three steps live apart: planning (:mod:`sitesim.sweeps.plan`: factors × seeds → runs, sweep
@@ -30,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sitesim import __version__
 from sitesim.errors import ConfigError
-from sitesim.output import atomic_write, check_output_folder
+from sitesim.output import atomic_write, check_output_folder, to_json
 from sitesim.results.report import RUNS_NAME, csv_text
 from sitesim.runs.config import RunConfig
 from sitesim.runs.options import progress_function
@@ -45,12 +49,22 @@ from sitesim.sweeps.execute import (
     with_file_digests,
 )
 from sitesim.sweeps.executors import EXECUTORS, Executor
-from sitesim.sweeps.plan import FILE_SETTINGS, MAX_RUNS, PlannedRun, SweepPlan, run_name
+from sitesim.sweeps.plan import (
+    FILE_SETTINGS,
+    MAX_RUNS,
+    PlannedRun,
+    SweepPlan,
+    level_label,
+    run_name,
+)
 from sitesim.sweeps.replications import paired_differences, summarize_runs, with_competitive_ratios
 
 #: The file of a sweep's output folder with one row per combination (beside runs.csv,
 #: :data:`sitesim.results.report.RUNS_NAME`).
 SUMMARY_CSV = "summary.csv"
+#: The file of a sweep's output folder that lists its plan, written before the first run: what
+#: ``sitesim report`` of the folder compares, and the runs it says are missing.
+PLAN_JSON = "sweep.json"
 
 
 @dataclass(frozen=True)
@@ -139,6 +153,8 @@ def sweep(
     folder = plan.out if out is None else Path(out)
     if folder is not None:
         check_output_folder(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / PLAN_JSON, to_json(plan_document(runs, plan.seeds)))
     outcomes, failures, resumed = execute_runs(
         runs, folder, executor=executor, workers=workers, dask_address=dask_address,
         save_jobs=save_jobs, retries=retries, progress=report,
@@ -160,8 +176,24 @@ def sweep(
     return SweepResult(ordered, summary, failed, resumed, folder, refused)
 
 
+def plan_document(runs: Sequence[PlannedRun], seeds: Sequence[int]) -> dict[str, Any]:
+    """What :data:`PLAN_JSON` holds: each factor's levels as the run folders name them
+    (:func:`~sitesim.sweeps.plan.level_label`), in plan order, the seeds and every run's folder
+    name (levels that do not apply to a run's scheduler left out, as in its name)."""
+    levels: dict[str, dict[str, None]] = {}
+    for run in runs:
+        for name, level in run.factors.items():
+            levels.setdefault(name, {})[level_label(name, level)] = None
+    return {
+        "sitesim_version": __version__,
+        "factors": {name: list(labels) for name, labels in levels.items()},
+        "seeds": list(seeds),
+        "runs": [run.name for run in runs],
+    }
+
+
 __all__ = [
-    "ERROR_NAME", "FILE_SETTINGS", "MAX_RUNS", "SUMMARY_CSV", "Outcome", "PlannedRun", "SweepPlan",
-    "SweepResult", "Task", "counters", "execute", "paired_differences", "run_name",
-    "summarize_runs", "sweep", "with_competitive_ratios",
+    "ERROR_NAME", "FILE_SETTINGS", "MAX_RUNS", "PLAN_JSON", "SUMMARY_CSV", "Outcome", "PlannedRun",
+    "SweepPlan", "SweepResult", "Task", "counters", "execute", "level_label", "paired_differences",
+    "plan_document", "run_name", "summarize_runs", "sweep", "with_competitive_ratios",
 ]  # fmt: skip

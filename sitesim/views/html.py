@@ -287,7 +287,7 @@ def _header(view: RunView) -> str:
         for k, v in view.platform_stats.items()
     )
     return (
-        f"<style>{_CSS}</style><h1>{html.escape(view.label)} on {html.escape(where)}</h1>"
+        f"<style>{CSS}</style><h1>{html.escape(view.label)} on {html.escape(where)}</h1>"
         f"<p>{html.escape(view.source or 'a run in memory')}; sitesim {__version__}. "
         "Zoom with the mouse wheel (time) or a box; hover a job (or a timeline) for its "
         "details.</p>"
@@ -372,7 +372,8 @@ def _fmt(value: Any) -> str:
     return html.escape(str(value))
 
 
-_CSS = (
+#: The report's style sheet (the sweep report's too).
+CSS = (
     "body{font-family:sans-serif;margin:1em 2em}h1{font-size:1.3em}h2{font-size:1.1em;"
     "margin-top:1.4em}table.t{border-collapse:collapse;font-size:0.85em}table.t td,"
     "table.t th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}"

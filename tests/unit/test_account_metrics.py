@@ -63,3 +63,27 @@ def test_a_replay_prints_no_jobs_per_session(tmp_path: Path, capsys: pytest.Capt
     rows = [line.split() for line in out[head + 1 : head + 3]]
     assert [row[0] for row in rows] == ["a1", "a2"]
     assert [row[column] for row in rows] == ["-", "-"]
+
+
+def test_share_is_the_normalized_shares_and_usage_the_share_of_core_hours():
+    # science (60) holds physics (40: users 1, 2) and chem (20: user 3); teaching (10: user 4)
+    # under root; user 5 is in no account: its own under root with one share, as fairshare
+    tree = Associations.build(
+        [("science", None, 60.0), ("physics", "science", 40.0), ("chem", "science", 20.0),
+         ("teaching", None, 10.0)],
+        [(1, "physics", 1.0, True), (2, "physics", 1.0, True), (3, "chem", 1.0, True),
+         (4, "teaching", 1.0, True)],
+        "test",
+    )  # fmt: skip
+    rec = records([1, 3, 4, 5, 5], [-1] * 5)
+    rec["size"] = [4, 2, 1, 1, 0]  # (each job 60 s: core-hours in proportion)
+    rows = {str(row["account"]): row for row in per_account(rec, (0.0, 1e6), tree)}
+    assert sorted(rows) == ["chem", "physics", "teaching", "u5"]  # (science: no jobs of its own)
+    root = 60 + 10 + 1  # (science, teaching, u5)
+    expected = {"physics": 60 / root * 40 / 60, "chem": 60 / root * 20 / 60,
+                "teaching": 10 / root, "u5": 1 / root}  # fmt: skip
+    for name, share in expected.items():
+        assert rows[name]["share"] == pytest.approx(share)
+    used = {"physics": 4, "chem": 2, "teaching": 1, "u5": 1}
+    for name, cores in used.items():
+        assert rows[name]["usage"] == pytest.approx(cores / 8)

@@ -12,5 +12,5 @@ COMMANDS = {
     "profile": "build a workload profile (JSON) from SWF traces",
     "utility": "utility functions: augment a trace with them",
     "convert": "site accounting logs (sacct, PBS), Batsim workloads and jobs.csv, SWF, Parquet",
-    "report": "look at a run: an HTML report, its Gantt chart, its users' lanes",
+    "report": "look at a run (HTML report, Gantt chart, users' lanes) or compare a sweep's runs",
 }

@@ -21,7 +21,7 @@ from sitesim.output import check_output_folder
 from sitesim.results.report import RESULTS_NAME, RUNS_NAME, table
 from sitesim.runs.budget import check_sweep
 from sitesim.sweeps.executors import available_cores
-from sitesim.sweeps.sweep import MAX_RUNS, SUMMARY_CSV, SweepPlan, sweep
+from sitesim.sweeps.sweep import MAX_RUNS, PLAN_JSON, SUMMARY_CSV, SweepPlan, sweep
 
 EPILOG = f"""\
 example sweep file (sweep.toml):
@@ -46,13 +46,14 @@ examples:
   sitesim sweep sweep.toml --dask tcp://scheduler.cluster:8786
   sitesim sweep sweep.toml --dask ~/dask-scheduler.json
 
-Each run writes its own folder, named by its factor levels and seed; {RUNS_NAME} holds one row
-per run (factors, seed, wall time, every summary metric) and {SUMMARY_CSV} one row per
-combination (mean, _sd, _ci95 by Student's t, n). Runs already complete in the folder are not
-run again, so an interrupted sweep resumes. A failed run keeps its traceback in its folder's
-error.txt and is retried once; the exit status is 1 if some run still failed. A plan of more
-than {MAX_RUNS:,} runs (factor levels x seeds) is refused before anything runs, unless
---max-runs allows it.
+Each run writes its own folder, named by its factor levels and seed; {PLAN_JSON} lists the plan,
+{RUNS_NAME} holds one row per run (factors, seed, wall time, every summary metric) and
+{SUMMARY_CSV} one row per combination (mean, _sd, _ci95 by Student's t, n); sitesim report DIR
+compares the runs in one HTML page (paired differences per factor level, accounts,
+partitions, SLURM settings). Runs already complete in the folder are not run again, so an
+interrupted sweep resumes. A failed run keeps its traceback in its folder's error.txt and is
+retried once; the exit status is 1 if some run still failed. A plan of more than {MAX_RUNS:,}
+runs (factor levels x seeds) is refused before anything runs, unless --max-runs allows it.
 """
 
 #: The metrics the printed table shows, with their ±95 % half-widths.
