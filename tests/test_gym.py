@@ -59,6 +59,28 @@ def test_gymnasiums_checker_passes(options):
     check_env(SiteEnv(TINY, **options), skip_render_check=True)
 
 
+def test_an_episode_with_no_decision_is_skipped_for_the_next_seed():
+    # seed 24 of TINY ends before any decision (every job starts with no choice to make): a
+    # random seed may draw it, so reset plays the next seed's episode and says so
+    env = SiteEnv(TINY)
+    _, info = env.reset(seed=24)
+    assert info["skipped_seeds"] == [24] and env.episode_seed == 25
+    _, info = env.reset(seed=25)
+    assert "skipped_seeds" not in info and env.episode_seed == 25
+    skipped, played = SiteEnv(TINY), SiteEnv(TINY)
+    first = lambda obs, info: int(np.flatnonzero(info["action_mask"])[0])  # noqa: E731
+    play(skipped, 24, first)
+    play(played, 25, first)
+    assert skipped.result is not None and played.result is not None
+    assert same_records(skipped.result, played.result)
+
+
+def test_a_source_with_no_decision_in_ten_seeds_is_refused():
+    env = SiteEnv(sitesim.SiteConfig(users=1, days=0.01, warmup_days=0, procs=16))
+    with pytest.raises(ConfigError, match="seeds 1 to 10 all ended before their first decision"):
+        env.reset(seed=1)
+
+
 def test_a_random_agent_plays_an_episode_whose_result_is_an_ordinary_run(tmp_path):
     env = SiteEnv(SMALL, k=8)
     total, steps, info = play(env, 3, lambda obs, info: env.action_space.sample())

@@ -156,6 +156,12 @@ def _nothing() -> None:
     pass
 
 
+#: How many seeds in a row :meth:`SiteEnv.reset` tries when an episode ends before its first
+#: decision (a small site may have a seed whose jobs all start with no choice to make): the
+#: next seed is played instead, and said in ``info["skipped_seeds"]``.
+NO_DECISION_TRIES = 10
+
+
 class SiteEnv(gymnasium.Env[np.ndarray, Any]):
     """A site whose scheduler asks the agent at each decision (see the module docstring).
 
@@ -258,15 +264,19 @@ class SiteEnv(gymnasium.Env[np.ndarray, Any]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        episode_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
-        self._begin(episode_seed)
-        obs = self._advance()
-        if self.result is not None:
-            raise ConfigError(
-                f"the episode of seed {episode_seed} ended before its first decision: it has "
-                "no job that a decision could start"
-            )
-        return obs, self._info()
+        first = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
+        for episode_seed in range(first, first + NO_DECISION_TRIES):
+            self._begin(episode_seed)
+            obs = self._advance()
+            if self.result is None:  # (a decision: the episode is under way)
+                info = self._info()
+                if episode_seed != first:
+                    info["skipped_seeds"] = list(range(first, episode_seed))
+                return obs, info
+        raise ConfigError(
+            f"the episodes of seeds {first} to {first + NO_DECISION_TRIES - 1} all ended before "
+            "their first decision: they have no job that a decision could start"
+        )
 
     def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         agent, prepared = self._agent, self._prepared
