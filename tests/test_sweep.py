@@ -180,6 +180,25 @@ def test_a_failing_run_is_retried_once_then_reported(tmp_path, monkeypatch, caps
     assert [row["users"] for row in rows_of(tmp_path / "o" / "runs.csv")] == ["2"]
 
 
+def test_an_interrupt_removes_what_a_killed_worker_staged(tmp_path, monkeypatch):
+    # a pool worker slow to clean up after the parent's SIGTERM (a busy host) is killed, its
+    # staging folder left behind: the interrupted sweep removes it before it stops
+    from sitesim.sweeps import execute
+
+    def interrupted(function, items, executor, **options):  # type: ignore[no-untyped-def]
+        staging = tmp_path / "o" / ".users=2,seed=1.x1y2.tmp"
+        staging.mkdir()
+        (staging / "jobs.csv").write_text("half")
+        yield from ()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(execute, "execute_all", interrupted)
+    base = SiteConfig(days=7, warmup_days=1)
+    with pytest.raises(KeyboardInterrupt):
+        sitesim.sweep(base, {"users": [2, 3]}, out=tmp_path / "o", workers=2, progress=False)
+    assert not [p.name for p in (tmp_path / "o").rglob(".*")]
+
+
 def test_a_folder_of_another_run_is_not_overwritten(tmp_path):
     sweep(BASE.replace(days=8, warmup_days=1), {"users": [2]}, out=tmp_path, executor="serial")
     with pytest.raises(ConfigError, match="holds the results of another configuration"):

@@ -33,7 +33,7 @@ from sitesim.runs.config import ReplayConfig, RunConfig, SiteConfig
 from sitesim.runs.replay import run_replay
 from sitesim.runs.simulate import run_site
 from sitesim.schedulers import Scheduler, registered
-from sitesim.sweeps.executors import Executor, execute_all
+from sitesim.sweeps.executors import Executor, execute_all, stop_all
 from sitesim.sweeps.plan import PlannedRun, UserFactory
 from sitesim.workload.profile import read_profile
 from sitesim.workload.swf import SWFTrace, read_swf, read_swf_cached
@@ -172,27 +172,33 @@ def execute_runs(
     failures: dict[str, str] = {}
     if progress is not None:
         progress(len(rows), len(runs))
-    for attempt in range(1 + max(retries, 0)):
-        if not pending:
-            break
-        tasks = [_task(run, folder, save_jobs) for run in pending]
-        again = set()
-        for k, outcome, lost in execute_all(
-            execute, tasks, executor, workers=workers, address=dask_address
-        ):
-            name = tasks[k].name
-            if outcome is not None and outcome.row is not None:
-                rows[name] = outcome
-                failures.pop(name, None)
-            else:
-                error = lost or (outcome.error if outcome else None) or "unknown error"
-                failures[name] = error
-                again.add(name)
-                if folder is not None:
-                    _log_error(folder / name, attempt + 1, error)
-            if progress is not None:
-                progress(len(rows), len(runs))
-        pending = [run for run in runs if run.name in again]
+    try:
+        for attempt in range(1 + max(retries, 0)):
+            if not pending:
+                break
+            tasks = [_task(run, folder, save_jobs) for run in pending]
+            again = set()
+            for k, outcome, lost in execute_all(
+                execute, tasks, executor, workers=workers, address=dask_address
+            ):
+                name = tasks[k].name
+                if outcome is not None and outcome.row is not None:
+                    rows[name] = outcome
+                    failures.pop(name, None)
+                else:
+                    error = lost or (outcome.error if outcome else None) or "unknown error"
+                    failures[name] = error
+                    again.add(name)
+                    if folder is not None:
+                        _log_error(folder / name, attempt + 1, error)
+                if progress is not None:
+                    progress(len(rows), len(runs))
+            pending = [run for run in runs if run.name in again]
+    except BaseException:  # (interrupted: the workers are stopped, killed if slow to clean up)
+        if folder is not None and (executor != "dask" or dask_address == "local"):
+            stop_all()  # (none is left writing: what a killed one staged can go)
+            _remove_stale_staging(folder)
+        raise
     return rows, failures, resumed
 
 
