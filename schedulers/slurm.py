@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from sitesim.engine.job import Job
+from sitesim.engine.machine import ProcessorResources
 from sitesim.engine.resources import Resources
 from sitesim.engine.scheduler import Observer
 from sitesim.errors import ConfigError
@@ -923,6 +924,9 @@ class SLURM(Scheduler):
         unseen = self._unseen(now)
         max_test, max_user, limits = s.bf_max_job_test, s.bf_max_job_user, self._limits
         could_start_now = self._could_start_now
+        #: On processors a job could start now if it needs no more than are free: no
+        #: demand to remember (what is free only shrinks within a cycle).
+        on_procs = isinstance(res, ProcessorResources)
         for job in self.queue:
             if job in done:
                 continue
@@ -946,7 +950,7 @@ class SLURM(Scheduler):
             group = 0 if demand is None else groups[demand.part]
             ahead = waiting.get(group)
             key = (job.size, demand)
-            if could_start_now(res, job):
+            if job.size <= res.free if on_procs else could_start_now(res, job):
                 where = (
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )

@@ -375,7 +375,7 @@ class ProcessorResources(Resources):
             self._taken.extend(started[taken:])
             self._dirty = True
         self.free = free
-        if appended_only and first == 0:
+        if appended_only:
             self._kept = (self.passes, head, free, shadow, extra, n - len(started))
             self.resumable = True
         return [(head, shadow)]
