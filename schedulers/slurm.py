@@ -1046,7 +1046,9 @@ class SLURM(Scheduler):
         if table.upper >= table.size and table.full:  # (full's first test, inlined)
             return None
         reserved[part] += 1
-        table.add(*self._enter(res, job, start, where, duration))
+        entered = self._enter(res, job, start, where, duration)
+        if table is not _ROOMY:  # (nothing to count)
+            table.add(*entered)
         return True
 
     def _earliest(
