@@ -77,24 +77,29 @@ def main(argv: list[str] | None = None) -> int:
 
 def figure(summary, path):  # type: ignore[no-untyped-def]
     """Aggregate utility against throughput, a point per scheduler with both intervals; a panel
-    per user count and cancellation."""
-    from sitesim.figures import grid, save
+    per user count and cancellation; a 16:9 slide, one legend below the panels."""
+    import matplotlib
+
+    from sitesim.figures import OKABE_ITO, SLIDE_STYLE, legend_below, save, slide
 
     panels = list(dict.fromkeys((row["users"], row["cancel_expired"]) for row in summary))
-    fig, axes = grid(len(panels), width=4.6, height=3.8, cols=2)
-    for ax, (users, cancel) in zip(axes, panels, strict=True):
-        for row in summary:
-            if (row["users"], row["cancel_expired"]) != (users, cancel):
-                continue
-            ax.errorbar(row["throughput_per_h"], row["utility_total"],
-                        xerr=row["throughput_per_h_ci95"], yerr=row["utility_total_ci95"],
-                        marker="o", ms=5, capsize=3, label=row["scheduler"])  # fmt: skip
-        ax.set_title(f"{users} users, expired jobs {'cancelled' if cancel else 'kept'}",
-                     fontsize=9)  # fmt: skip
-        ax.set_xlabel("throughput (jobs/h)")
-        ax.set_ylabel("aggregate utility")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+    names = list(dict.fromkeys(row["scheduler"] for row in summary))
+    colors = dict(zip(names, OKABE_ITO, strict=False))
+    with matplotlib.rc_context(SLIDE_STYLE):
+        fig, axes = slide(2, (len(panels) + 1) // 2)
+        for ax, (users, cancel) in zip(axes, panels, strict=False):
+            for row in summary:
+                if (row["users"], row["cancel_expired"]) != (users, cancel):
+                    continue
+                ax.errorbar(row["throughput_per_h"], row["utility_total"] / 1e6,
+                            xerr=row["throughput_per_h_ci95"],
+                            yerr=row["utility_total_ci95"] / 1e6, marker="o",
+                            color=colors[row["scheduler"]], label=row["scheduler"])  # fmt: skip
+            ax.set_title(f"{users} users, expired jobs {'cancelled' if cancel else 'kept'}")
+            ax.set_xlabel("submitted jobs an hour")
+            ax.set_ylabel("aggregate utility (10⁶)")
+            ax.grid(alpha=0.3)
+        legend_below(fig, axes[0], ncols=len(names))
     return save(fig, path)
 
 
