@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import signal
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,20 @@ def run_jobs(
     site = Site(procs, scheduler)
     site.add_user(TraceUser(TraceWorkload.from_jobs(submit, size, runtime, estimate)))
     return site.run()
+
+
+@pytest.fixture
+def sigint_as_from_a_terminal() -> Iterator[None]:
+    """A command started from a background job (``pytest ... &`` in a script) inherits an
+    ignored SIGINT: the shell ignores it in such jobs, exec keeps it ignored, and a program
+    that finds SIGINT ignored rightly leaves it so. While a test that asks for this runs, the
+    process gets Python's usual handler instead, and the commands it starts SIGINT's
+    default, as from a terminal."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -51,20 +51,8 @@ users = [10, 20]
 
 
 @pytest.fixture(autouse=True)
-def _sigint_as_from_a_terminal() -> Iterator[None]:
-    """A command started from a background job (``pytest ... &`` in a script) inherits an
-    ignored SIGINT: the shell ignores it in such jobs, exec keeps it ignored, and a program
-    that finds SIGINT ignored rightly leaves it so. While these tests run, this process gets
-    Python's usual handler instead, and the commands it starts SIGINT's default, as from a
-    terminal."""
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        yield
-        return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _sigint_as_from_a_terminal(sigint_as_from_a_terminal: None) -> None:
+    """Every test here sends SIGINT (:func:`tests.conftest.sigint_as_from_a_terminal`)."""
 
 
 def children_of(pid: int) -> set[int]:
