@@ -71,8 +71,9 @@ DAY = 86_400.0
 CALENDAR_REPEATS = ("WEEKDAY", "WEEKEND")
 #: A window's ``start`` as a date on the site's clocks.
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?$")
-#: The wall clock of time 0 when a run has no date: a Monday, 00:00 (as in fairshare).
-_MONDAY = datetime(2018, 1, 1)
+#: The wall clock of time 0 when a run has no date: Monday 1 January 2018, 00:00 (no time
+#: zone, no DST; fairshare's usage resets count from it too).
+EPOCH = datetime(2018, 1, 1)
 
 OnFailure = Literal["requeue", "fail"]
 ON_FAILURE: tuple[OnFailure, ...] = get_args(OnFailure)
@@ -146,7 +147,7 @@ class Clock:
     def wall(self, t: float) -> datetime:
         """The site's clocks at time ``t`` (seconds from time 0), without a zone."""
         if self.unix is None:
-            return _MONDAY + timedelta(seconds=t)
+            return EPOCH + timedelta(seconds=t)
         return datetime.fromtimestamp(self.unix + t, self.zone).replace(tzinfo=None)
 
     def at(self, wall: datetime) -> float:

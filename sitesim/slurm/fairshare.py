@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sitesim.errors import ConfigError
+from sitesim.platform.downtime import EPOCH  # (the calendar date of sim time 0: a Monday)
 from sitesim.slurm.associations import Associations, own_account
 
 __all__ = [
@@ -53,8 +54,6 @@ __all__ = [
 ALGORITHMS = ("fair_tree", "classic")
 #: ``PriorityUsageResetPeriod``'s values (slurm.conf(5)).
 RESETS = ("NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
-#: The calendar date of sim time 0: a Monday, 1 January, midnight (no time zone, no DST).
-EPOCH = datetime.datetime(2018, 1, 1)
 
 _DAY = 86400.0
 _LN2 = math.log(2.0)
