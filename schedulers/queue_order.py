@@ -193,8 +193,8 @@ class EASY(FCFS):
         size = estimate = None
         if columns is not None and queue is self.queue:
             size, estimate = columns.arrays()
-        appended_only = self._in_arrival_order and not self._withdrawn
-        reserved = resources.backfill(queue, first, started, size, estimate, appended_only)
+        # (withdrawals before this pass do not matter: it considered the queue as it stands)
+        reserved = resources.backfill(queue, first, started, size, estimate, self._in_arrival_order)
         self._withdrawn = False
         if reserved:
             self.reservation = reserved[0]

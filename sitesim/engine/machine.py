@@ -75,12 +75,10 @@ class Machine:
         resources = self.resources
         resources.now = now  # (ProcessorResources.begin, inlined: once a pass)
         resources.free = self.free
-        resources.passes += 1
-        if resources._dirty:
+        if resources._taken:
             resources._taken = []
-            resources.profile = None
-            resources._level = None
-            resources._dirty = False
+        if resources._dirty:
+            resources._forget()
         if scheduler.plain_allocate:  # (Scheduler.allocate, inlined: once a pass)
             started = scheduler.select(now, resources)
             if started:
@@ -162,13 +160,14 @@ class ProcessorResources(Resources):
     def __init__(self, procs: int, running: Running) -> None:
         self.procs = procs
         self._running = running
-        #: Passes so far; the last blocked pass of EASY's backfilling, with its number.
-        self.passes = 0
-        self._kept: tuple[int, Job, int, float, int, int] | None = None
+        #: The last blocked pass of EASY's backfilling (:meth:`resume`).
+        self._kept: tuple[Job, int, float, int, int] | None = None
         self.resumable = False
+        #: The jobs this pass started.
         self._taken: list[Job] = []
         self.profile: AvailabilityProfile | None = None
         self._level: tuple[list[float], list[int]] | None = None
+        #: This pass built a profile or a level (:meth:`_forget` them).
         self._dirty = False
         self.begin(0.0, procs)
 
@@ -185,12 +184,16 @@ class ProcessorResources(Resources):
         does the same, inlined)."""
         self.now = now
         self.free = free
-        self.passes += 1
-        if self._dirty:  # (forget only what the last pass used)
+        if self._taken:
             self._taken = []
-            self.profile = None
-            self._level = None
-            self._dirty = False
+        if self._dirty:
+            self._forget()
+
+    def _forget(self) -> None:
+        """Forget the profile and the level the last pass built."""
+        self.profile = None
+        self._level = None
+        self._dirty = False
 
     @property
     def running(self) -> Running:
@@ -206,7 +209,6 @@ class ProcessorResources(Resources):
 
     def take_now(self, job: Job, where: Any) -> None:
         self.free -= where
-        self._dirty = True
         self._taken.append(job)
         if self.profile is not None:
             self.profile.take(self.now, where, job.estimate)
@@ -299,7 +301,6 @@ class ProcessorResources(Resources):
             started.extend(took)
             self._taken.extend(took)
             self.free = free
-            self._dirty = True
         return k
 
     def start_fitting(
@@ -322,7 +323,6 @@ class ProcessorResources(Resources):
             started.extend(took)
             self._taken.extend(took)
             self.free = free
-            self._dirty = True
         return None
 
     def backfill(
@@ -341,6 +341,7 @@ class ProcessorResources(Resources):
         ``estimate`` given, a long queue is screened in NumPy for the jobs that could be
         backfilled at all.
         """
+        self.resumable = appended_only and self.profile is None
         if self.profile is not None:
             return super().backfill(jobs, first, started)
         now, free = self.now, self.free
@@ -373,11 +374,9 @@ class ProcessorResources(Resources):
             free, extra = backfill_jobs(now, free, shadow, extra, started, jobs[first + 1 :])
         if len(started) > taken:  # (they start now)
             self._taken.extend(started[taken:])
-            self._dirty = True
         self.free = free
         if appended_only:
-            self._kept = (self.passes, head, free, shadow, extra, n - len(started))
-            self.resumable = True
+            self._kept = (head, free, shadow, extra, n - len(started))
         return [(head, shadow)]
 
     def resume(self, jobs: Sequence[Job], started: list[Job]) -> bool:
@@ -391,20 +390,18 @@ class ProcessorResources(Resources):
         if (
             not self.resumable
             or kept is None
-            or kept[0] != self.passes - 1
-            or kept[1] is not jobs[0]
-            or kept[2] != self.free
+            or kept[0] is not jobs[0]
+            or kept[1] != self.free
             or self.profile is not None
         ):
             return False
-        _, head, free, shadow, extra, seen = kept
+        head, free, shadow, extra, seen = kept
         taken = len(started)
         free, extra = backfill_jobs(self.now, free, shadow, extra, started, jobs[seen:])
         if len(started) > taken:  # (they start now)
             self._taken.extend(started[taken:])
-            self._dirty = True
         self.free = free
-        self._kept = (self.passes, head, free, shadow, extra, len(jobs) - len(started))
+        self._kept = (head, free, shadow, extra, len(jobs) - len(started))
         return True
 
 
