@@ -91,8 +91,8 @@ class CREASY(EASY):
     def priorities(self, now: float) -> np.ndarray:
         """:meth:`job_priority` of every waiting job, in arrival order."""
         w = self.waiting
-        waited = (now - np.frombuffer(w.submit)) / 60.0
-        return priority(self.alpha, waited, np.frombuffer(w.estimate) / 60.0)
+        waited = (now - w.column("submit")) / 60.0
+        return priority(self.alpha, waited, w.column("estimate") / 60.0)
 
     def submit(self, job: Job, now: float) -> None:
         self.queue.append(job)
@@ -100,7 +100,7 @@ class CREASY(EASY):
 
     def _order(self, now: float) -> np.ndarray:
         """Queue positions by priority, highest first, ties by arrival."""
-        return np.lexsort((np.frombuffer(self.waiting.id, dtype=np.int64), -self.priorities(now)))
+        return np.lexsort((self.waiting.column("id"), -self.priorities(now)))
 
     def select(self, now: float, resources: Resources) -> list[Job]:
         queue = self.queue
@@ -113,8 +113,8 @@ class CREASY(EASY):
         started: list[Job] = []
         first = resources.start_prefix(jobs, started)
         if first < len(queue) and resources.free:
-            size = np.frombuffer(self.waiting.size, dtype=np.int64)[order]
-            estimate = np.frombuffer(self.waiting.estimate)[order]
+            size, estimate = self.waiting.arrays()
+            size, estimate = size[order], estimate[order]
             reserved = resources.backfill(jobs, first, started, size=size, estimate=estimate)
             if reserved:
                 self.reservation = reserved[0]

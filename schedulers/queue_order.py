@@ -226,15 +226,22 @@ class EASY(FCFS):
 class ArrivalColumns:
     """The size, estimate, submit time and id of every job of a queue kept in arrival order, in
     typed arrays beside it: appends and removals at C speed, and NumPy views (made and dropped
-    within a pass: a live view would stop the arrays from growing) to screen a long queue."""
+    within a pass: a live view would stop the arrays from growing) to screen a long queue.
 
-    __slots__ = ("estimate", "id", "size", "submit")
+    The columns start at an offset: a job taken off moves the jobs ahead of it one place back
+    (not the jobs behind it), so taking off the jobs near the head of a long queue, where a pass
+    starts them, costs what lies ahead of them; the space freed at the front is given back once
+    it is half of the arrays.
+    """
+
+    __slots__ = ("_estimate", "_id", "_lo", "_size", "_submit")
 
     def __init__(self) -> None:
-        self.size = array("q")
-        self.estimate = array("d")
-        self.submit = array("d")
-        self.id = array("q")
+        self._size = array("q")
+        self._estimate = array("d")
+        self._submit = array("d")
+        self._id = array("q")
+        self._lo = 0  # (the columns' first position in the arrays)
 
     @classmethod
     def of(cls, queue: list[Job]) -> ArrivalColumns:
@@ -245,34 +252,56 @@ class ArrivalColumns:
         return columns
 
     def append(self, job: Job) -> None:
-        self.size.append(int(job.size))
-        self.estimate.append(job.estimate)
-        self.submit.append(job.submit)
-        self.id.append(job.id)
+        self._size.append(int(job.size))
+        self._estimate.append(job.estimate)
+        self._submit.append(job.submit)
+        self._id.append(job.id)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The sizes and estimates as NumPy views, for one pass: a view that outlives it would
         stop the columns from growing."""
-        return np.frombuffer(self.size, dtype=np.int64), np.frombuffer(self.estimate)
+        return self.column("size"), self.column("estimate")
+
+    def column(self, name: str) -> np.ndarray:
+        """The column ``name`` (size, estimate, submit or id) as a NumPy view, aligned with the
+        queue, for one pass (as :meth:`arrays`)."""
+        values = getattr(self, "_" + name)
+        return np.frombuffer(values, dtype=np.dtype(values.typecode), offset=8 * self._lo)
 
     def remove(self, queue: list[Job], jobs: list[Job]) -> None:
         """Take ``jobs`` off ``queue`` and the columns (jobs not in the queue are ignored)."""
+        lo = self._lo
         if len(jobs) == 1 and queue and queue[0] is jobs[0]:
             positions = [0]  # the head started, the most common case
         else:
             positions = []
-            ids = self.id
+            ids = self._id
             for job in jobs:
-                k = bisect_left(ids, job.id)  # ids grow with arrival
-                if not (k < len(queue) and queue[k] is job):
+                k = bisect_left(ids, job.id, lo) - lo  # ids grow with arrival
+                if not (0 <= k < len(queue) and queue[k] is job):
                     try:  # jobs given ids by hand
                         k = queue.index(job)
                     except ValueError:
                         continue
                 positions.append(k)
             positions.sort(reverse=True)
-        for k in positions:
-            del queue[k], self.size[k], self.estimate[k], self.submit[k], self.id[k]
+        columns = self._size, self._estimate, self._submit, self._id
+        for k in positions:  # (from the last: those ahead keep their positions)
+            at = lo + k
+            if 2 * k < len(queue):  # (nearer the head: those ahead move back one place)
+                if k:
+                    for values in columns:
+                        values[lo + 1 : at + 1] = values[lo:at]
+                lo += 1
+            else:  # (nearer the end: those behind move forward one place)
+                for values in columns:
+                    del values[at]
+            del queue[k]
+        if lo > len(self._id) // 2:  # (the front is half the arrays: give it back)
+            for values in columns:
+                del values[:lo]
+            lo = 0
+        self._lo = lo
 
 
 class PriorityFIFO(EASY):
