@@ -285,7 +285,7 @@ class ArrivalColumns:
                         continue
                 positions.append(k)
             positions.sort(reverse=True)
-        columns = self._size, self._estimate, self._submit, self._id
+        columns: tuple[array[Any], ...] = self._size, self._estimate, self._submit, self._id
         for k in positions:  # (from the last: those ahead keep their positions)
             at = lo + k
             if 2 * k < len(queue):  # (nearer the head: those ahead move back one place)
