@@ -365,9 +365,8 @@ class ProcessorResources(Resources):
             while low < n and free:
                 high = min(n, low + chunk)
                 short = now + estimate[low:high] <= shadow
-                positions = np.arange(low, high)
                 free, extra = backfill_screened(
-                    now, free, shadow, extra, started, jobs, positions, size[low:high], short
+                    now, free, shadow, extra, started, jobs, low, size[low:high], short
                 )
                 low, chunk = high, 2 * chunk
         else:  # (a copy iterates faster than islice)
@@ -468,11 +467,12 @@ def backfill_screened(
     extra: int,
     started: list[Job],
     jobs: Sequence[Job],
-    positions: np.ndarray,
+    low: int,
     size: np.ndarray,
     short: np.ndarray,
 ) -> tuple[int, int]:
-    """:func:`backfill_jobs` on the jobs ``jobs[positions]``, in that order, for a long queue.
+    """:func:`backfill_jobs` on the jobs of ``jobs`` from position ``low`` on, as many as
+    ``size`` holds, for a long queue.
 
     ``size`` holds their sizes and ``short`` whether each ends by its estimate no later than
     the shadow time (``now + estimate <= shadow``, the same arithmetic). NumPy keeps only the
@@ -487,7 +487,7 @@ def backfill_screened(
         block, keep = keep[:32], keep[32:]
         before = free
         free, extra = backfill_jobs(
-            now, free, shadow, extra, started, map(jobs.__getitem__, positions[block].tolist())
+            now, free, shadow, extra, started, map(jobs.__getitem__, (block + low).tolist())
         )
         if free == 0:
             break
