@@ -137,20 +137,28 @@ def read_records_csv(text: str, where: str = "jobs.csv") -> np.ndarray:
 _EMPTY_CELL = re.compile(r",(?=,|\n)")
 
 
+#: Records formatted at a time (a cell is a string object of about 55 bytes: a block's cells
+#: take a few tens of MB, those of a whole run's records could take hundreds).
+CSV_BLOCK = 1 << 14
+
+
 def records_csv(records: np.ndarray) -> str:
-    """The records as CSV text with a header row (NaN written as empty, states by name)."""
+    """The records as CSV text with a header row (NaN written as empty, states by name),
+    formatted a block of records at a time."""
     names = records.dtype.names or ()
-    columns = []
-    for name in names:
-        col = records[name]
-        if name == "state":
-            columns.append([JobState(code).name.lower() for code in col.tolist()])
-        elif col.dtype.kind == "b":
-            columns.append(np.where(col, "1", "0").tolist())
-        elif col.dtype.kind in "iuU":
-            columns.append(col.astype(str).tolist())
-        else:
-            columns.append(["" if v != v else format_value(v) for v in col.tolist()])
-    lines = [",".join(names)]
-    lines.extend(",".join(row) for row in zip(*columns, strict=True))
-    return "\n".join(lines) + "\n"
+    parts = [",".join(names)]
+    for lo in range(0, len(records), CSV_BLOCK):
+        block = records[lo : lo + CSV_BLOCK]
+        columns = []
+        for name in names:
+            col = block[name]
+            if name == "state":
+                columns.append([JobState(code).name.lower() for code in col.tolist()])
+            elif col.dtype.kind == "b":
+                columns.append(np.where(col, "1", "0").tolist())
+            elif col.dtype.kind in "iuU":
+                columns.append(col.astype(str).tolist())
+            else:
+                columns.append(["" if v != v else format_value(v) for v in col.tolist()])
+        parts.append("\n".join(",".join(row) for row in zip(*columns, strict=True)))
+    return "\n".join(parts) + "\n"

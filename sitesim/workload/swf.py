@@ -462,7 +462,7 @@ def format_swf(
 
 
 #: Rows formatted at a time.
-_FORMAT_BLOCK = 1 << 16
+_FORMAT_BLOCK = 1 << 14
 
 
 def _integral_text(col: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

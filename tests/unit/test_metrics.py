@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from sitesim.engine import records
 from sitesim.engine.job import Job
 from sitesim.engine.metrics import Summary, busy_seconds, per_user, summarize
 from sitesim.engine.records import job_records, records_csv
@@ -116,6 +117,17 @@ def test_records_csv():
     values = dict(zip(header.split(","), row.split(","), strict=True))
     assert values["submit"] == "0.5" and values["start"] == "" and values["state"] == "waiting"
     assert np.isnan(job_records([job])["wait"][0])
+
+
+def test_records_csv_written_a_block_at_a_time_is_the_same_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    jobs = [finished(k, 0.0, float(k), 10.0 + k, user=k % 3) for k in range(1, 8)]
+    whole = records_csv(job_records(jobs))
+    monkeypatch.setattr(records, "CSV_BLOCK", 3)  # (blocks of 3, 3 and 1 records)
+    assert records_csv(job_records(jobs)) == whole
+    assert whole.count("\n") == 8 and whole.endswith("\n")
+    assert records_csv(job_records([])) == whole.splitlines()[0] + "\n"
 
 
 def test_sessions_in_a_mixed_population_count_only_jobs_in_sessions():
