@@ -266,7 +266,9 @@ class ArrivalColumns:
         """The column ``name`` (size, estimate, submit or id) as a NumPy view, aligned with the
         queue, for one pass (as :meth:`arrays`)."""
         values = getattr(self, "_" + name)
-        return np.frombuffer(values, dtype=np.dtype(values.typecode), offset=8 * self._lo)
+        return np.frombuffer(
+            values, dtype=np.dtype(values.typecode), offset=values.itemsize * self._lo
+        )
 
     def remove(self, queue: list[Job], jobs: list[Job]) -> None:
         """Take ``jobs`` off ``queue`` and the columns (jobs not in the queue are ignored)."""
