@@ -54,7 +54,8 @@ class PreparedRun:
     """A configured run, built to the point where it starts: its site with its users, and
     what the run function adds to the site's result.
 
-    :meth:`run` runs it whole, as :func:`sitesim.run` does. A caller that drives the run
+    :meth:`run` runs it whole, as :func:`sitesim.run` does, and then the site lets go of its
+    users and jobs (:meth:`~sitesim.engine.site.Site.release`). A caller that drives the run
     itself (the reinforcement-learning environment, :mod:`sitesim.gym`, stops it at each
     decision its scheduler hands out) calls ``site.run(until=until, warmup=warmup)`` first,
     ``site.run(warmup=warmup)`` to go on after a stop, and :attr:`complete` on the result.
@@ -84,4 +85,5 @@ class PreparedRun:
         result = self.site.run(
             until=self.until, warmup=self.warmup, progress=report, progress_step=length / 200
         )
+        self.site.release()
         return self.complete(result)
