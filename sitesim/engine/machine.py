@@ -341,9 +341,10 @@ class ProcessorResources(Resources):
         ``estimate`` given, a long queue is screened in NumPy for the jobs that could be
         backfilled at all.
         """
-        self.resumable = appended_only and self.profile is None
         if self.profile is not None:
+            self.resumable = False
             return super().backfill(jobs, first, started)
+        self.resumable = appended_only
         now, free = self.now, self.free
         head = jobs[first]
         taken = len(started)

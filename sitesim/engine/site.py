@@ -197,8 +197,6 @@ class Site:
         #: Cancel a waiting job once it can no longer end before its (stated) deadline.
         self.cancel_expired = cancel_expired
         self._expiry: list[tuple[float, int, Job]] = []  # (latest useful start, id, job)
-        #: A pass may have jobs to cancel or a timed scheduler to wake.
-        self._timed = cancel_expired or self._wake_at is not None
         #: Users submit jobs only before the horizon; then the machine drains.
         self.horizon = math.inf
         #: Every accepted job, in submit order (``jobs[i].id == i + 1``); None for an ended
@@ -270,7 +268,6 @@ class Site:
         self._unfinished += 1
         if self.cancel_expired and (bid := job.bid) is not None:
             heapq.heappush(self._expiry, (now + bid.deadline - estimate, job.id, job))
-            self._timed = True
         self.scheduler.submit(job, now)
         self.pass_due = True
         return True
@@ -345,12 +342,10 @@ class Site:
         self.pass_due = False
         self.passes += 1
         now = self.env.now
-        timed = self._timed
-        if timed:
-            if self._expiry and self._expiry[0][0] < now:
-                self._cancel_expired()
-            if self._wake_at is not None:
-                self._wake_at = math.inf if self._wake_at <= now else self._wake_at
+        if self._expiry and self._expiry[0][0] < now:
+            self._cancel_expired()
+        if self._wake_at is not None:
+            self._wake_at = math.inf if self._wake_at <= now else self._wake_at
         machine = self.machine
         if (machine.free and self._unfinished > len(machine.running)) or not (
             self.scheduler.skip_idle_passes
@@ -359,7 +354,7 @@ class Site:
                 machine.run_pass(self.scheduler, now)
             except (JobStateError, OverAllocationError) as err:
                 raise SchedulerError(f"scheduler {self.scheduler.name}: {err}") from None
-        if timed and self._wake_at is not None:
+        if self._wake_at is not None:
             self._wake(now)
         if self._closed:
             self._check_end()
