@@ -160,8 +160,9 @@ class ProcessorResources(Resources):
     def __init__(self, procs: int, running: Running) -> None:
         self.procs = procs
         self._running = running
-        #: The last blocked pass of EASY's backfilling (:meth:`resume`).
-        self._kept: tuple[Job, int, float, int, int] | None = None
+        #: The last blocked pass of EASY's backfilling (:meth:`resume`): set with
+        #: :attr:`resumable`, which no profile outlives (:meth:`_profile` clears it).
+        self._kept: tuple[Job | None, int, float, int, int] = (None, 0, 0.0, 0, 0)
         self.resumable = False
         #: The jobs this pass started.
         self._taken: list[Job] = []
@@ -243,6 +244,7 @@ class ProcessorResources(Resources):
         profile = self.profile
         if profile is None:
             self._dirty = True
+            self.resumable = False  # (a plan is held: no later pass resumes this one)
             profile = self.profile = AvailabilityProfile(self.now, self.free, self._with_taken())
         return profile
 
@@ -358,11 +360,10 @@ class ProcessorResources(Resources):
                 ends, sorted((now + job.estimate, job.id, job.size) for job in self._taken)
             )
         shadow, extra = shadow_time(head.size, free, ends)
-        n = len(jobs)
-        if size is not None and estimate is not None and n - first - 1 > SCREEN_QUEUE:
+        if size is not None and estimate is not None and len(jobs) - first - 1 > SCREEN_QUEUE:
             # (a chunk at a time from the head, each twice the last: the machine is often full
             # again long before the end of a deep queue)
-            low, chunk = first + 1, SCREEN_CHUNK
+            low, chunk, n = first + 1, SCREEN_CHUNK, len(jobs)
             while low < n and free:
                 high = min(n, low + chunk)
                 short = now + estimate[low:high] <= shadow
@@ -376,7 +377,7 @@ class ProcessorResources(Resources):
             self._taken.extend(started[taken:])
         self.free = free
         if appended_only:
-            self._kept = (head, free, shadow, extra, n - len(started))
+            self._kept = (head, free, shadow, extra, len(jobs) - len(started))
         return [(head, shadow)]
 
     def resume(self, jobs: Sequence[Job], started: list[Job]) -> bool:
@@ -387,13 +388,7 @@ class ProcessorResources(Resources):
         would be turned down again, so only the new jobs are looked at, under its shadow time
         and extra processors. False (nothing done) if it cannot."""
         kept = self._kept
-        if (
-            not self.resumable
-            or kept is None
-            or kept[0] is not jobs[0]
-            or kept[1] != self.free
-            or self.profile is not None
-        ):
+        if not self.resumable or kept[0] is not jobs[0] or kept[1] != self.free:
             return False
         head, free, shadow, extra, seen = kept
         taken = len(started)
