@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Unpack
 
+from sitesim.engine.collector import fewer_collections
 from sitesim.engine.site import SiteResult, User
 from sitesim.errors import ConfigError
 from sitesim.import_paths import is_import_path, load, path_of
@@ -166,31 +167,33 @@ def prepare_site(
         described = users is None
     else:
         described = False
-    population = users_of(config, profile, users)
-    if scheduler is None:
-        scheduler = config.make_scheduler()
-    else:
-        scheduler.use_seed(config.seed)
-        described = described and registered(scheduler)
-    horizon = config.days * DAY
-    site = build_site(  # (outages go on while the machine drains after the horizon)
-        config,
-        config.procs,
-        scheduler,
-        horizon + DRAIN_OUTAGES,
-        strict=config.strict,
-        cancel_expired=config.cancel_expired,
-    )
-    if site.platform is not None:
-        model = users or (None if is_import_path(config.model) else config.user_model())
-        if isinstance(model, UserModel):  # (a user factory of one's own may ask for anything)
-            synthetic = model.kind == "synthetic"
-            source = "the synthetic model" if synthetic else f"profile {profile_name}"
-            mix = None if synthetic else profile.requests
-            for warning in check_request_mix(mix, site.platform, source):
-                warnings.warn(warning, RequestsWarning, stacklevel=2)
-    for user in population:
-        site.add_user(user)
+    # (the users and their processes live on: built without scanning them again and again)
+    with fewer_collections(building=True):
+        population = users_of(config, profile, users)
+        if scheduler is None:
+            scheduler = config.make_scheduler()
+        else:
+            scheduler.use_seed(config.seed)
+            described = described and registered(scheduler)
+        horizon = config.days * DAY
+        site = build_site(  # (outages go on while the machine drains after the horizon)
+            config,
+            config.procs,
+            scheduler,
+            horizon + DRAIN_OUTAGES,
+            strict=config.strict,
+            cancel_expired=config.cancel_expired,
+        )
+        if site.platform is not None:
+            model = users or (None if is_import_path(config.model) else config.user_model())
+            if isinstance(model, UserModel):  # (a user factory of one's own may ask for anything)
+                synthetic = model.kind == "synthetic"
+                source = "the synthetic model" if synthetic else f"profile {profile_name}"
+                mix = None if synthetic else profile.requests
+                for warning in check_request_mix(mix, site.platform, source):
+                    warnings.warn(warning, RequestsWarning, stacklevel=2)
+        for user in population:
+            site.add_user(user)
     stored = config if described else None
     return PreparedRun(
         site=site,

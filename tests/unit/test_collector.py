@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 
 from sitesim.engine import collector
-from sitesim.engine.collector import OLD_THRESHOLD, YOUNG_THRESHOLD, fewer_collections
+from sitesim.engine.collector import (
+    MIDDLE_THRESHOLD,
+    OLD_THRESHOLD,
+    YOUNG_THRESHOLD,
+    fewer_collections,
+)
 from sitesim.engine.job import Job
 from sitesim.engine.site import Site
 from sitesim.schedulers import create
@@ -23,7 +29,7 @@ def _restore_gc() -> Iterator[None]:
     gc.unfreeze()
 
 
-def test_run_raises_the_young_threshold_stops_full_scans_and_freezes_then_restores() -> None:
+def test_run_raises_the_young_threshold_stops_older_scans_and_freezes_then_restores() -> None:
     gc.set_threshold(700, 10, 10)
     seen = []
 
@@ -36,7 +42,7 @@ def test_run_raises_the_young_threshold_stops_full_scans_and_freezes_then_restor
     site = Site(4, create("FCFS"))
     site.add_user(Watcher())
     site.run()
-    assert seen == [((YOUNG_THRESHOLD, 10, OLD_THRESHOLD), True)]
+    assert seen == [((YOUNG_THRESHOLD, MIDDLE_THRESHOLD, OLD_THRESHOLD), True)]
     assert gc.get_threshold() == (700, 10, 10)
     assert gc.get_freeze_count() == 0
 
@@ -51,7 +57,7 @@ def test_restored_when_the_run_fails() -> None:
 
 
 def test_a_programs_own_settings_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    gc.set_threshold(50_000, 5, 5)  # larger than ours: kept
+    gc.set_threshold(50_000, 5, 5)  # a larger young threshold than ours: kept
     gc.freeze()  # the program's own freeze: neither redone nor undone
     # (watched by the calls, not by the freeze count: another thread of the test process, as
     # pytest-xdist's, may free frozen objects meanwhile, and the count falls)
@@ -60,7 +66,7 @@ def test_a_programs_own_settings_are_kept(monkeypatch: pytest.MonkeyPatch) -> No
         real = getattr(gc, name)
         monkeypatch.setattr(gc, name, lambda real=real, name=name: [calls.append(name), real()][1])
     with fewer_collections():
-        assert gc.get_threshold() == (50_000, 5, OLD_THRESHOLD)
+        assert gc.get_threshold() == (50_000, MIDDLE_THRESHOLD, OLD_THRESHOLD)
     assert calls == []
     assert gc.get_freeze_count() > 0
     gc.set_threshold(0)  # automatic collection off: stays off
@@ -138,3 +144,23 @@ def test_a_run_made_in_parts_collects_before_its_first_part_only(monkeypatch) ->
     other.add_user(Submitter())
     other.run()  # a separate run: collects first
     assert len(collections) == 2
+
+
+def test_building_a_run_does_not_count_toward_the_collection_before_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a run is built of lives on: a long build does not make the run that follows it
+    start with a full collection (only runs' own time does)."""
+    monkeypatch.setattr(collector, "_ran_seconds", 0.0)
+    monkeypatch.setattr(collector, "COLLECT_AFTER", 1e-9)
+    collections: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *args: collections.append(1) or 0)
+    with fewer_collections(building=True):
+        time.sleep(0.001)
+    assert collector._ran_seconds == 0.0
+    with fewer_collections():  # (no run before it: nothing to collect)
+        time.sleep(0.001)
+    assert collections == []
+    with fewer_collections():  # (a run before it)
+        pass
+    assert collections == [1]
