@@ -478,7 +478,10 @@ def backfill_screened(
     are exactly those of :func:`backfill_jobs`, without visiting every job of the queue in
     Python once the machine is nearly full.
     """
-    keep = np.flatnonzero((size <= free) & (short | (size <= extra)))
+    # (short jobs, and those within the extra processors; then those of them that fit now: a
+    # deep queue the machine keeps full has few of either)
+    keep = np.flatnonzero(short | (size <= min(free, extra)) if extra else short)
+    keep = keep[size[keep] <= free]
     while len(keep):
         block, keep = keep[:32], keep[32:]
         before = free
