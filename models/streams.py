@@ -131,6 +131,9 @@ class StreamTable:
         self.transforms = dict(transforms or {})
         self.first = first
         self._values: dict[str, np.ndarray] = {}
+        #: Streams opened per purpose: once every user has opened its stream of a purpose, the
+        #: purpose's first values are let go (drawn again, the same, if ever asked for).
+        self._opened: dict[str, int] = {}
 
     @classmethod
     def alone(cls, seed: int, user: int, transforms: Mapping[str, Transform]) -> Streams:
@@ -157,6 +160,9 @@ class StreamTable:
         if not self.first:
             return partial(next, iter(rest))
         head = array("d", self.values(purpose)[user - self.users.start].tobytes())
+        opened = self._opened[purpose] = self._opened.get(purpose, 0) + 1
+        if opened == len(self.users):
+            del self._values[purpose]
         return partial(next, chain(head, rest))
 
 

@@ -59,6 +59,17 @@ def test_a_stream_goes_on_past_the_population_draws_with_the_users_own_generator
     assert [alone() for _ in range(700)] == q.from_uniform(stream(3, 7, "gap").random(700)).tolist()
 
 
+def test_a_purpose_every_user_opened_is_let_go_and_drawn_again_if_asked():
+    table = StreamTable(5, range(10, 13))
+    draws = [table.open(user, "gap") for user in (10, 11)]
+    assert "gap" in table._values  # (user 12 may still open it)
+    draws.append(table.open(12, "gap"))
+    assert "gap" not in table._values
+    again = table.open(11, "gap")  # (as if opened twice: the same values)
+    expected = stream(5, 11, "gap").random(20).tolist()
+    assert [again() for _ in range(20)] == [draws[1]() for _ in range(20)] == expected
+
+
 def test_users_who_draw_little_make_no_generator_of_their_own(monkeypatch):
     """A population's users draw their first values from its table: 2,000 complete users for a
     day make generators only for the few streams that go past them (the old users made ten
