@@ -189,15 +189,12 @@ class EASY(FCFS):
     def backfill(
         self, now: float, resources: Resources, queue: list[Job], first: int, started: list[Job]
     ) -> None:
-        # (withdrawals before this pass do not matter: it considered the queue as it stands)
         columns = self._columns
-        if columns is None or queue is not self.queue:
-            reserved = resources.backfill(queue, first, started, None, None, self._in_arrival_order)
-        else:
+        size = estimate = None
+        if columns is not None and queue is self.queue:
             size, estimate = columns.arrays()
-            reserved = resources.backfill(
-                queue, first, started, size, estimate, self._in_arrival_order
-            )
+        # (withdrawals before this pass do not matter: it considered the queue as it stands)
+        reserved = resources.backfill(queue, first, started, size, estimate, self._in_arrival_order)
         self._withdrawn = False
         if reserved:
             self.reservation = reserved[0]
