@@ -360,10 +360,11 @@ class ProcessorResources(Resources):
                 ends, sorted((now + job.estimate, job.id, job.size) for job in self._taken)
             )
         shadow, extra = shadow_time(head.size, free, ends)
-        if size is not None and estimate is not None and len(jobs) - first - 1 > SCREEN_QUEUE:
+        n = len(jobs)
+        if size is not None and estimate is not None and n - first - 1 > SCREEN_QUEUE:
             # (a chunk at a time from the head, each twice the last: the machine is often full
             # again long before the end of a deep queue)
-            low, chunk, n = first + 1, SCREEN_CHUNK, len(jobs)
+            low, chunk = first + 1, SCREEN_CHUNK
             while low < n and free:
                 high = min(n, low + chunk)
                 short = now + estimate[low:high] <= shadow
@@ -377,7 +378,7 @@ class ProcessorResources(Resources):
             self._taken.extend(started[taken:])
         self.free = free
         if appended_only:
-            self._kept = (head, free, shadow, extra, len(jobs) - len(started))
+            self._kept = (head, free, shadow, extra, n - len(started))
         return [(head, shadow)]
 
     def resume(self, jobs: Sequence[Job], started: list[Job]) -> bool:
