@@ -62,8 +62,8 @@ class NodeProfile:
     """
 
     __slots__ = (
-        "_allocs", "_flat", "_now_windows", "_part_cores", "_signs", "_sorted", "_state",
-        "_table_cores", "_taking", "_times", "base", "now", "parts", "table",
+        "_allocs", "_flat", "_now_cores", "_now_windows", "_part_cores", "_signs", "_sorted",
+        "_state", "_table_cores", "_taking", "_times", "base", "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -89,6 +89,8 @@ class NodeProfile:
         self._table_cores: dict[int, np.ndarray] = {}
         #: Windows from now, by how many taking changes they hold (until the next change).
         self._now_windows: dict[int, Free] = {}
+        #: The cores free in a partition in those windows, by (takings held, partition).
+        self._now_cores: dict[tuple[int, int], int] = {}
         self._taking: list[_Taking] = []
         #: What :meth:`earliest` last found free at its answer: (time, changes then, state).
         self._state: tuple[float, int, Free] | None = None
@@ -207,6 +209,13 @@ class NodeProfile:
         window = self._now_windows.get(held)
         if window is None:
             window = self._now_windows[held] = self._window(self.base, self.now, end)
+        part = demand.part
+        if not (demand.nodes or self.parts.exclusive[part]):  # (placement's first test, kept)
+            free = self._now_cores.get((held, part))
+            if free is None:
+                free = self._now_cores[held, part] = self._part_cores_of(window, part)
+            if free < demand.cores:
+                return None
         return place(self.parts, demand, window)
 
     def earliest(self, demand: Demand, duration: float) -> tuple[float, Alloc | None]:
@@ -232,7 +241,7 @@ class NodeProfile:
         for t in self._candidates(demand.part, demand.cores):
             state = state_at(t)
             if simple and self._clear(t, t + duration):
-                self._state = (t, len(self._times), state.copy())
+                self._state = (t, len(self._times), state)  # (the walk's last state)
                 alloc = place(self.parts, demand, state, free_now)
                 assert alloc is not None  # (the cores are there, on nodes it may use)
                 return t, alloc
@@ -275,6 +284,16 @@ class NodeProfile:
         member = self.parts.member[part]
         base = self._part_cores_of(self.base, part)
         extra_times = self._times
+        if not extra_times:  # (the running jobs' ends alone: the level only rises)
+            if self.table is not None:
+                ends = self._table_by_end()[0]
+                reached = int(np.searchsorted(self._table_cores_of(part), cores - base))
+                last_time = math.nan
+                for t in ends[max(reached - 1, 0) :]:  # (from the row that reaches them)
+                    if t != last_time:
+                        last_time = t
+                        yield float(t)
+            return
         extra = self._part_cores.get(part)
         if extra is None:  # (kept up to date as changes are added)
             extra = self._part_cores[part] = [
@@ -285,11 +304,8 @@ class NodeProfile:
         changed = np.array(extra_times)
         table: Iterator[float] = iter(())
         if self.table is not None:
-            ends, nodes, row_cores, _, _ = self._table_by_end()
-            inside = self._table_cores.get(part)
-            if inside is None:  # (the cores of the first k rows in the partition, k = 0, 1, ...)
-                inside = np.concatenate([[0], np.cumsum(row_cores * member[nodes])])
-                self._table_cores[part] = inside
+            ends = self._table_by_end()[0]
+            inside = self._table_cores_of(part)
             if len(ends):  # (the level after the last row ending at each time)
                 last = np.ones(len(ends), dtype=bool)
                 last[:-1] = ends[1:] != ends[:-1]
@@ -304,6 +320,15 @@ class NodeProfile:
             if t != last_time:
                 last_time = t
                 yield float(t)
+
+    def _table_cores_of(self, part: int) -> np.ndarray:
+        """The cores of the first k rows of the table in partition ``part``, k = 0, 1, ..."""
+        inside = self._table_cores.get(part)
+        if inside is None:
+            _, nodes, row_cores, _, _ = self._table_by_end()
+            inside = np.concatenate([[0], np.cumsum(row_cores * self.parts.member[part][nodes])])
+            self._table_cores[part] = inside
+        return inside
 
     def _table_by_end(self) -> tuple[np.ndarray, ...]:
         """The running jobs' rows by estimated end (:meth:`Releases.by_end`)."""
@@ -320,6 +345,7 @@ class NodeProfile:
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         """Hold ``alloc`` on ``[start, start + duration)``."""
         self._now_windows.clear()
+        self._now_cores.clear()
         end = start + duration
         for taking in self._taking:  # those it overlaps have less left after them
             if start <= taking.time < end:

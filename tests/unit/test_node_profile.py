@@ -1,0 +1,126 @@
+"""The plan of a pass on nodes (:class:`~sitesim.platform.profile.NodeProfile`) against a
+search by brute force: a demand's earliest start is the first time, now or at a change, at
+which it is placed on what stays free for its whole run, and where now fits clear of the
+reservations (Hypothesis)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitesim.platform.description import Platform
+from sitesim.platform.placement import Alloc, Demand, Free, Partitions, capacity, place
+from sitesim.platform.profile import NodeProfile
+from sitesim.platform.releases import Releases
+
+PLATFORM = Platform.from_dict(
+    {
+        "nodes": [{"type": "a", "count": 4, "cores": 4}, {"type": "b", "count": 3, "cores": 8}],
+        "partitions": [
+            {"name": "all", "nodes": ["a", "b"], "allocation": "shared"},
+            {"name": "b", "nodes": ["b"], "allocation": "shared"},
+            {"name": "whole", "nodes": ["a"], "allocation": "exclusive"},
+        ],
+    }
+)
+PARTS = Partitions(PLATFORM)
+NOW = 100.0
+
+#: Running jobs: (node, cores held there, estimated end).
+RUNNING = st.lists(
+    st.tuples(st.integers(0, 6), st.integers(1, 8), st.sampled_from([150.0, 200.0, 300.0])),
+    max_size=12,
+)
+#: Reservations made before the question: (start, duration, partition, cores).
+RESERVED = st.lists(
+    st.tuples(
+        st.sampled_from([100.0, 150.0, 250.0]), st.sampled_from([50.0, 100.0]),
+        st.sampled_from([0, 1]), st.integers(1, 12),
+    ),
+    max_size=2,
+)  # fmt: skip
+DEMAND = st.tuples(st.sampled_from([0, 1, 2]), st.integers(1, 20), st.integers(0, 2))
+
+
+def _profile(running: list[tuple[int, int, float]]) -> tuple[NodeProfile, Releases]:
+    """A profile at NOW with ``running`` held (as much as each node has left)."""
+    base = capacity(PLATFORM)
+    releases = Releases(rows=4)
+    for node, cores, end in running:
+        held = min(cores, int(base.cores[node]))
+        if held:
+            alloc = _on([node], [held])
+            base.take(alloc)
+            releases.add(alloc, end)
+    return NodeProfile(PARTS, NOW, base, [], releases), releases
+
+
+def _on(nodes: list[int], cores: list[int]) -> Alloc:
+    zeros = np.zeros(len(nodes), dtype=np.int64)
+    return Alloc(np.array(nodes), np.array(cores, dtype=np.int64), zeros, zeros.copy())
+
+
+def _free_during(profile: NodeProfile, releases: Releases, start: float, end: float) -> Free:
+    """What stays free on ``[start, end)`` by brute force: the least free at ``start`` and at
+    every change inside (each state summed from the running jobs' rows and the profile's
+    changes)."""
+    times = [start] + [t for t in profile._times if start < t < end]
+    lowest = None
+    for t in times:
+        state = profile.base.copy()
+        for row in np.flatnonzero(releases.end <= t):
+            state.cores[releases.node[row]] += releases.cores[row]
+        for when, sign, alloc in zip(profile._times, profile._signs, profile._allocs, strict=True):
+            if when <= t:
+                state.cores[alloc.nodes] += sign * alloc.cores
+        if lowest is not None:
+            state = Free(*(np.minimum(a, b) for a, b in zip(lowest, state, strict=True)))
+        lowest = state
+    assert lowest is not None
+    return lowest
+
+
+@settings(max_examples=300, deadline=None)
+@given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]))
+def test_earliest_and_fits_now_as_a_brute_force_search(
+    running: list[tuple[int, int, float]],
+    reserved: list[tuple[float, float, int, int]],
+    ask: tuple[int, int, int],
+    duration: float,
+) -> None:
+    profile, releases = _profile(running)
+    for start, length, part, cores in reserved:  # (each where it fits then, if it does)
+        at = place(
+            PARTS, Demand(part, cores), _free_during(profile, releases, start, start + length)
+        )
+        if at is not None:
+            profile.reserve(start, length, at)
+    part, cores, nodes = ask
+    demand = Demand(part, cores, nodes=min(nodes, 4 if part != 1 else 3))
+    free_now = profile.base.cores > 0
+    times = sorted({NOW, *releases.end[np.isfinite(releases.end)].tolist(), *profile._times})
+    want: tuple[float, Alloc | None] = (math.inf, None)
+    for t in times:
+        if t < NOW:
+            continue
+        alloc = place(PARTS, demand, _free_during(profile, releases, t, t + duration), free_now)
+        if alloc is not None:
+            want = (t, alloc)
+            break
+    now_alloc = place(PARTS, demand, _free_during(profile, releases, NOW, NOW + duration))
+    fits = profile.fits_now(demand, duration)
+    assert (fits is None) == (now_alloc is None)
+    if fits is not None:
+        assert now_alloc is not None
+        assert fits.nodes.tolist() == now_alloc.nodes.tolist()
+    start, where = profile.earliest(demand, duration)
+    assert start == want[0]
+    if want[1] is None:
+        assert where is None
+    else:
+        assert where is not None
+        assert where.nodes.tolist() == want[1].nodes.tolist()
+        assert where.cores.tolist() == want[1].cores.tolist()
