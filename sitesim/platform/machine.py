@@ -183,7 +183,7 @@ class NodeMachine:
         ends of windows under way), and the cores free in it: ``level[0]`` now, ``level[k +
         1]`` from ``times[k]`` on."""
         member = self.parts.member[part]
-        ends, nodes, cores, _, _ = self.releases.by_end()
+        ends, nodes, cores, _, _ = self.releases.by_end(self.parts.group[part])
         inside = member[nodes]
         times, gains = ends[inside], cores[inside]
         now = self.env.now
@@ -249,7 +249,8 @@ class NodeMachine:
         job.alloc = alloc
         insort(self.running, (now + job.estimate, job.id, job))
         self.held[job.id] = cores
-        self._rows[job.id] = self.releases.add(alloc, now + job.estimate)
+        group = self.parts.group[job.demand.part]
+        self._rows[job.id] = self.releases.add(alloc, now + job.estimate, group)
         run = self._runs.get(job.id, 0) + 1
         self._runs[job.id] = run
         env.after(duration, self._end_callbacks, (job, run))

@@ -78,7 +78,8 @@ class NodeProfile:
         self.now = now
         self.base = free
         self.table = releases
-        self._sorted: tuple[Any, ...] | None = None
+        #: The running jobs' rows by end, per group of partitions read (None: all).
+        self._sorted: dict[int | None, tuple[Any, ...]] = {}
         changes = sorted(changes, key=lambda c: c[0])  # (stable: the order given at ties)
         self._times = [c[0] for c in changes]
         self._signs = [c[1] for c in changes]
@@ -117,12 +118,13 @@ class NodeProfile:
             self._flat = (which, nodes, cores, gpus, memory)
         return self._flat
 
-    def state_at(self, t: float) -> Free:
-        """Resources free at ``t`` (every change up to ``t`` applied to ``base``)."""
+    def state_at(self, t: float, group: int | None = None) -> Free:
+        """Resources free at ``t`` (every change up to ``t`` applied to ``base``); with a
+        ``group`` of partitions, on its nodes (the others without the running jobs' ends)."""
         state = self.base.copy()
         n = len(state.cores)
         if self.table is not None:
-            ends, nodes, cores, gpus, memory = self._table_by_end()
+            ends, nodes, cores, gpus, memory = self._table_by_end(group)
             k = int(np.searchsorted(ends, t, side="right"))
             if k:
                 state.cores[:] += np.bincount(nodes[:k], cores[:k], n).astype(np.int64)
@@ -141,11 +143,12 @@ class NodeProfile:
                 state.memory[:] += np.bincount(nodes[:end], memory[:end], n).astype(np.int64)
         return state
 
-    def _walk(self) -> Callable[[float], Free]:
-        """:meth:`state_at` for ascending times, each state from the last one plus the
-        changes in between (the state returned is reused: read it before the next call)."""
+    def _walk(self, group: int) -> Callable[[float], Free]:
+        """:meth:`state_at` for ascending times on the nodes of ``group``, each state from the
+        last one plus the changes in between (the state returned is reused: read it before
+        the next call)."""
         state = self.base.copy()
-        table = self._table_by_end() if self.table is not None else None
+        table = self._table_by_end(group) if self.table is not None else None
         flat = self._flatten() if self._times else None
         done = [0, 0]  # rows of the table, entries of the changes, applied
 
@@ -176,7 +179,9 @@ class NodeProfile:
                 before.memory[nodes] - alloc.memory,
             )
             return _Taking(time, alloc, after)
-        state = self.state_at(time)  # (the change itself included)
+        groups = self.parts.node_group[nodes]  # (a window may hold nodes of several)
+        group = int(groups[0]) if (groups == groups[0]).all() else None
+        state = self.state_at(time, group)  # (the change itself included)
         after = Free(state.cores[nodes], state.gpus[nodes], state.memory[nodes])
         return _Taking(time, alloc, after)
 
@@ -237,7 +242,7 @@ class NodeProfile:
             state = None
         if state is not None and (alloc := place(self.parts, demand, state, free_now)):
             return now, alloc
-        state_at = self._walk()
+        state_at = self._walk(self.parts.group[demand.part])
         for t in self._candidates(demand.part, demand.cores):
             state = state_at(t)
             if simple and self._clear(t, t + duration):
@@ -268,11 +273,13 @@ class NodeProfile:
         """The earliest start, no later than ``latest``, at which ``alloc`` (those very
         resources) is free for ``duration`` seconds; None if there is none."""
         times = [self.now] + [t for t in sorted(set(self._times)) if self.now < t <= latest]
+        groups = self.parts.node_group[alloc.nodes]  # (a row of another only frees its nodes)
+        group = int(groups[0]) if (groups == groups[0]).all() else None
         if self.table is not None:
-            ends = self._table_by_end()[0]
+            ends = self._table_by_end(group)[0]
             times += ends[(ends > self.now) & (ends <= latest)].tolist()
         for t in sorted(set(times)):
-            state = self.state_at(t) if t > self.now else self.base
+            state = self.state_at(t, group) if t > self.now else self.base
             if self._window(state, t, t + duration).holds(alloc):
                 return t
         return None
@@ -286,7 +293,7 @@ class NodeProfile:
         extra_times = self._times
         if not extra_times:  # (the running jobs' ends alone: the level only rises)
             if self.table is not None:
-                ends = self._table_by_end()[0]
+                ends = self._table_by_end(self.parts.group[part])[0]
                 reached = int(np.searchsorted(self._table_cores_of(part), cores - base))
                 last_time = math.nan
                 for t in ends[max(reached - 1, 0) :]:  # (from the row that reaches them)
@@ -304,7 +311,7 @@ class NodeProfile:
         changed = np.array(extra_times)
         table: Iterator[float] = iter(())
         if self.table is not None:
-            ends = self._table_by_end()[0]
+            ends = self._table_by_end(self.parts.group[part])[0]
             inside = self._table_cores_of(part)
             if len(ends):  # (the level after the last row ending at each time)
                 last = np.ones(len(ends), dtype=bool)
@@ -325,17 +332,19 @@ class NodeProfile:
         """The cores of the first k rows of the table in partition ``part``, k = 0, 1, ..."""
         inside = self._table_cores.get(part)
         if inside is None:
-            _, nodes, row_cores, _, _ = self._table_by_end()
+            _, nodes, row_cores, _, _ = self._table_by_end(self.parts.group[part])
             inside = np.concatenate([[0], np.cumsum(row_cores * self.parts.member[part][nodes])])
             self._table_cores[part] = inside
         return inside
 
-    def _table_by_end(self) -> tuple[np.ndarray, ...]:
-        """The running jobs' rows by estimated end (:meth:`Releases.by_end`)."""
-        if self._sorted is None:
+    def _table_by_end(self, group: int | None) -> tuple[np.ndarray, ...]:
+        """The running jobs' rows of ``group`` (None: all) by estimated end
+        (:meth:`Releases.by_end`)."""
+        found = self._sorted.get(group)
+        if found is None:
             assert self.table is not None
-            self._sorted = self.table.by_end()
-        return self._sorted
+            found = self._sorted[group] = self.table.by_end(group)
+        return found
 
     # -- changes ---------------------------------------------------------------------------
     def advance(self, now: float) -> None:

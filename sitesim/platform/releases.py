@@ -5,9 +5,11 @@ job's estimated end (``inf`` in a free row). A job takes rows when it starts and
 it ends, so a pass reads what comes back and when without a Python loop over the running jobs
 (:class:`~sitesim.platform.profile.NodeProfile`).
 
-The rows by end are kept from one reading to the next: the rows freed since are dropped and
-those taken since merged in (most readings follow one job's start or end), in the order a full
-sort gives (by end, ties by row).
+Each row belongs to a group of partitions (:attr:`~sitesim.platform.placement.Partitions.group`:
+groups share no nodes), so a question about one partition reads its group's rows alone. The rows
+by end, of a group or of all, are kept from one reading to the next: the rows freed since are
+dropped and those taken since merged in (most readings follow one job's start or end), in the
+order a full sort gives (by end, ties by row).
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ class Releases:
     """Rows of held resources, grown by doubling; free rows are reused."""
 
     __slots__ = (
-        "_added", "_by_end", "_free_rows", "_gen", "_holding", "_sorted", "cores", "end",
-        "gpus", "memory", "node", "version",
+        "_by_end", "_free_rows", "_holding", "_versions", "_views", "cores", "end", "freed",
+        "gpus", "group", "memory", "node",
     )  # fmt: skip
 
     def __init__(self, rows: int = 1024) -> None:
@@ -34,21 +36,22 @@ class Releases:
         self.gpus = np.zeros(rows, dtype=np.int64)
         self.memory = np.zeros(rows, dtype=np.int64)
         self.end = np.full(rows, math.inf)
+        self.group = np.zeros(rows, dtype=np.int64)
         self._free_rows: list[int] = list(range(rows - 1, -1, -1))
-        #: Changes with every add and remove (a profile's cached sort is then stale).
-        self.version = 0
-        self._by_end: tuple[int, tuple[Any, ...]] | None = None
-        #: The held rows by end when last read (rows, their generations, ends); the rows taken
-        #: since; and per row, how many times it was freed (a row freed since that reading is
-        #: no longer in its place there).
-        self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-        self._added: list[np.ndarray] = []
-        self._gen = np.zeros(rows, dtype=np.int64)
+        #: Per group (None: all), a count of the adds and removes (a cached reading is then
+        #: stale), and the last reading with that count.
+        self._versions: dict[int | None, int] = {}
+        self._by_end: dict[int | None, tuple[int, tuple[Any, ...]]] = {}
+        #: Per group read before (None: all), its rows by end then and the rows taken since.
+        self._views: dict[int | None, _View] = {}
+        #: Per row, how many times it was freed (a row freed since a view was read is no
+        #: longer in its place there).
+        self.freed = np.zeros(rows, dtype=np.int64)
         #: How many rows hold GPUs, and memory.
         self._holding = [0, 0]
 
-    def add(self, alloc: Alloc, end: float) -> np.ndarray:
-        """Hold ``alloc`` until ``end``; returns its rows."""
+    def add(self, alloc: Alloc, end: float, group: int = 0) -> np.ndarray:
+        """Hold ``alloc`` until ``end`` on the nodes of ``group``; returns its rows."""
         n = len(alloc.nodes)
         free = self._free_rows
         if len(free) < n:
@@ -60,8 +63,8 @@ class Releases:
         self.gpus[rows] = alloc.gpus
         self.memory[rows] = alloc.memory
         self.end[rows] = end
-        self.version += 1
-        self._added.append(rows)
+        self.group[rows] = group
+        self._changed(group, rows)
         holding = self._holding
         holding[0] += int(np.count_nonzero(alloc.gpus))
         holding[1] += int(np.count_nonzero(alloc.memory))
@@ -74,45 +77,89 @@ class Releases:
         self.end[rows] = math.inf
         self.cores[rows] = self.gpus[rows] = self.memory[rows] = 0
         self._free_rows.extend(rows[::-1].tolist())
-        self._gen[rows] += 1
-        self.version += 1
+        self.freed[rows] += 1
+        self._changed(int(self.group[rows[0]]), None)
 
-    def by_end(self) -> tuple[Any, ...]:
-        """The held rows by estimated end: ends, nodes, cores, GPUs and memory (GPUs or memory
-        None where no row holds any); sorted once per version."""
-        cached = self._by_end
-        if cached is not None and cached[0] == self.version:
+    def _changed(self, group: int, taken: np.ndarray | None) -> None:
+        versions, views = self._versions, self._views
+        for key in (group, None):
+            versions[key] = versions.get(key, 0) + 1
+            view = views.get(key)
+            if view is not None and taken is not None:
+                view.added.append(taken)
+
+    def by_end(self, group: int | None = None) -> tuple[Any, ...]:
+        """The held rows of ``group`` (None: of all) by estimated end: ends, nodes, cores, GPUs
+        and memory (GPUs or memory None where no row holds any); sorted once per change."""
+        version = self._versions.get(group, 0)
+        cached = self._by_end.get(group)
+        if cached is not None and cached[0] == version:
             return cached[1]
-        order = self._order()
+        view = self._views.get(group)
+        if view is None:
+            view = self._views[group] = _View(self, group)
+        else:
+            view.merge(self)
+        order = view.rows
         rows = (
-            self._sorted[2], self.node[order], self.cores[order],  # type: ignore[index]
+            view.ends, self.node[order], self.cores[order],
             self.gpus[order] if self._holding[0] else None,
             self.memory[order] if self._holding[1] else None,
         )  # fmt: skip
-        self._by_end = (self.version, rows)
+        self._by_end[group] = (version, rows)
         return rows
 
-    def _order(self) -> np.ndarray:
-        """The held rows by end, ties by row: the last order with the rows freed since
-        dropped and those taken since merged in (a full sort when there is none yet, or when
-        more rows were taken since than an eighth of those it holds)."""
-        added, self._added = self._added, []
-        kept = self._sorted
+    def _grow(self, need: int) -> None:
+        old = len(self.end)
+        size = max(2 * old, old + need)
+        for name in ("node", "cores", "gpus", "memory", "group", "freed"):
+            column = getattr(self, name)
+            grown = np.zeros(size, dtype=np.int64)
+            grown[:old] = column
+            setattr(self, name, grown)
+        end = np.full(size, math.inf)
+        end[:old] = self.end
+        self.end = end
+        self._free_rows[:0] = range(size - 1, old - 1, -1)
+
+
+class _View:
+    """The held rows of a group (or of all) by end, ties by row, as last read: the rows, how
+    many times each had been freed then, their ends; and the rows taken since."""
+
+    __slots__ = ("added", "ends", "gens", "group", "rows")
+
+    def __init__(self, releases: Releases, group: int | None) -> None:
+        self.group = group
+        self.added: list[np.ndarray] = []
+        self._sort(releases)
+
+    def _sort(self, releases: Releases) -> None:
+        """The held rows of the group (of all) by end, ties by row."""
+        held = np.isfinite(releases.end)
+        if self.group is not None:
+            held &= releases.group == self.group
+        rows = np.flatnonzero(held)
+        rows = rows[np.argsort(releases.end[rows], kind="stable")]
+        self.rows, self.gens, self.ends = rows, releases.freed[rows], releases.end[rows]
+
+    def merge(self, releases: Releases) -> None:
+        """Bring the order up to date: the rows freed since dropped and those taken since
+        merged in (a full sort when more were taken than an eighth of those it holds)."""
+        added, self.added = self.added, []
         new = np.concatenate(added) if added else np.zeros(0, dtype=np.int64)
-        if kept is None or 8 * len(new) > len(kept[0]):
-            held = np.flatnonzero(np.isfinite(self.end))
-            order = held[np.argsort(self.end[held], kind="stable")]
-            self._sorted = (order, self._gen[order], self.end[order])
-            return order
-        rows, gens, ends = kept
-        keep = self._gen[rows] == gens
+        rows, gens, ends = self.rows, self.gens, self.ends
+        if 8 * len(new) > len(rows):
+            self._sort(releases)
+            return
+        keep = releases.freed[rows] == gens
         if not keep.all():  # (freed since)
             rows, gens, ends = rows[keep], gens[keep], ends[keep]
         if len(new):
             # (by row; a row freed and taken again since is there twice)
             new = np.unique(new) if len(added) > 1 else np.sort(new)
-            new = new[np.isfinite(self.end[new])]  # (not freed since)
-            new_ends = self.end[new]
+            new = new[np.isfinite(releases.end[new])]  # (not freed since)
+            new_ends = releases.end[new]
             by_end = np.argsort(new_ends, kind="stable")  # (ties by row)
             new, new_ends = new[by_end], new_ends[by_end]
             at = np.searchsorted(ends, new_ends, side="right")
@@ -124,27 +171,10 @@ class Releases:
             old = np.ones(len(rows) + len(new), dtype=bool)
             old[at] = False
             merged = []
-            for column, values in ((rows, new), (gens, self._gen[new]), (ends, new_ends)):
+            for column, values in ((rows, new), (gens, releases.freed[new]), (ends, new_ends)):
                 out = np.empty(len(old), dtype=column.dtype)
                 out[old] = column
                 out[at] = values
                 merged.append(out)
             rows, gens, ends = merged
-        self._sorted = (rows, gens, ends)
-        return rows
-
-    def _grow(self, need: int) -> None:
-        old = len(self.end)
-        size = max(2 * old, old + need)
-        for name in ("node", "cores", "gpus", "memory"):
-            column = getattr(self, name)
-            grown = np.zeros(size, dtype=np.int64)
-            grown[:old] = column
-            setattr(self, name, grown)
-        end = np.full(size, math.inf)
-        end[:old] = self.end
-        self.end = end
-        gen = np.zeros(size, dtype=np.int64)
-        gen[:old] = self._gen
-        self._gen = gen
-        self._free_rows[:0] = range(size - 1, old - 1, -1)
+        self.rows, self.gens, self.ends = rows, gens, ends

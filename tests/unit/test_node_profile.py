@@ -18,11 +18,16 @@ from sitesim.platform.releases import Releases
 
 PLATFORM = Platform.from_dict(
     {
-        "nodes": [{"type": "a", "count": 4, "cores": 4}, {"type": "b", "count": 3, "cores": 8}],
+        "nodes": [
+            {"type": "a", "count": 4, "cores": 4},
+            {"type": "b", "count": 3, "cores": 8},
+            {"type": "c", "count": 2, "cores": 6},
+        ],
         "partitions": [
             {"name": "all", "nodes": ["a", "b"], "allocation": "shared"},
             {"name": "b", "nodes": ["b"], "allocation": "shared"},
             {"name": "whole", "nodes": ["a"], "allocation": "exclusive"},
+            {"name": "apart", "nodes": ["c"], "allocation": "shared"},  # (a group of its own)
         ],
     }
 )
@@ -31,18 +36,18 @@ NOW = 100.0
 
 #: Running jobs: (node, cores held there, estimated end).
 RUNNING = st.lists(
-    st.tuples(st.integers(0, 6), st.integers(1, 8), st.sampled_from([150.0, 200.0, 300.0])),
+    st.tuples(st.integers(0, 8), st.integers(1, 8), st.sampled_from([150.0, 200.0, 300.0])),
     max_size=12,
 )
 #: Reservations made before the question: (start, duration, partition, cores).
 RESERVED = st.lists(
     st.tuples(
         st.sampled_from([100.0, 150.0, 250.0]), st.sampled_from([50.0, 100.0]),
-        st.sampled_from([0, 1]), st.integers(1, 12),
+        st.sampled_from([0, 1, 3]), st.integers(1, 12),
     ),
     max_size=2,
 )  # fmt: skip
-DEMAND = st.tuples(st.sampled_from([0, 1, 2]), st.integers(1, 20), st.integers(0, 2))
+DEMAND = st.tuples(st.sampled_from([0, 1, 2, 3]), st.integers(1, 20), st.integers(0, 2))
 
 
 def _profile(running: list[tuple[int, int, float]]) -> tuple[NodeProfile, Releases]:
@@ -54,7 +59,7 @@ def _profile(running: list[tuple[int, int, float]]) -> tuple[NodeProfile, Releas
         if held:
             alloc = _on([node], [held])
             base.take(alloc)
-            releases.add(alloc, end)
+            releases.add(alloc, end, int(PARTS.node_group[node]))
     return NodeProfile(PARTS, NOW, base, [], releases), releases
 
 
@@ -99,7 +104,7 @@ def test_earliest_and_fits_now_as_a_brute_force_search(
         if at is not None:
             profile.reserve(start, length, at)
     part, cores, nodes = ask
-    demand = Demand(part, cores, nodes=min(nodes, 4 if part != 1 else 3))
+    demand = Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part])))
     free_now = profile.base.cores > 0
     times = sorted({NOW, *releases.end[np.isfinite(releases.end)].tolist(), *profile._times})
     want: tuple[float, Alloc | None] = (math.inf, None)

@@ -1,5 +1,6 @@
 """The running jobs' rows by estimated end (:class:`~sitesim.platform.releases.Releases`): the
-order kept from one reading to the next is the order of a full sort (by end, ties by row)."""
+order kept from one reading to the next, of a group's rows or of all, is the order of a full
+sort (by end, ties by row)."""
 
 from __future__ import annotations
 
@@ -21,21 +22,24 @@ def _alloc(nodes: list[int], gpus: int = 0) -> Alloc:
     )
 
 
-def _full_sort(releases: Releases) -> tuple[np.ndarray, ...]:
-    held = np.flatnonzero(np.isfinite(releases.end))
+def _full_sort(releases: Releases, group: int | None) -> tuple[np.ndarray, ...]:
+    held = np.isfinite(releases.end)
+    if group is not None:
+        held &= releases.group == group
+    held = np.flatnonzero(held)
     order = held[np.argsort(releases.end[held], kind="stable")]
     return releases.end[order], releases.node[order], releases.cores[order], releases.gpus[order]
 
 
-#: One step: take rows for a job (node count, end, GPUs), free a running job's (index), or
-#: read the rows by end.
+#: One step: take rows for a job (node count, end, GPUs, group), free a running job's
+#: (index), or read the rows by end (of a group, or of all).
 STEP = st.one_of(
     st.tuples(
         st.just("add"), st.integers(1, 5), st.sampled_from([10.0, 20.0, 30.0, 40.0]),
-        st.integers(0, 1),
+        st.integers(0, 1), st.integers(0, 1),
     ),
     st.tuples(st.just("remove"), st.integers(0, 1000)),
-    st.tuples(st.just("read")),
+    st.tuples(st.just("read"), st.sampled_from([None, 0, 1])),
 )  # fmt: skip
 
 
@@ -44,18 +48,20 @@ STEP = st.one_of(
 def test_rows_by_end_as_a_full_sort(steps: list[tuple]) -> None:
     releases = Releases(rows=4)  # (small: rows are reused, and the columns grow)
     # (many rows held first: a reading then merges the few taken since, not a full sort)
-    running = [releases.add(_alloc([k]), 10.0 * (1 + k % 4)) for k in range(40)]
+    running = [releases.add(_alloc([k]), 10.0 * (1 + k % 4), k % 2) for k in range(40)]
     node = 40
-    for step in [("read",), *steps, ("read",)]:
+    reads = [("read", None), ("read", 0), ("read", 1)]
+    for step in [*reads, *steps, *reads]:
         if step[0] == "add":
-            _, count, end, gpus = step
-            running.append(releases.add(_alloc(list(range(node, node + count)), gpus), end))
+            _, count, end, gpus, group = step
+            nodes = list(range(node, node + count))
+            running.append(releases.add(_alloc(nodes, gpus), end, group))
             node += count
         elif step[0] == "remove" and running:
             releases.remove(running.pop(step[1] % len(running)))
         elif step[0] == "read":
-            ends, nodes, cores, gpus, memory = releases.by_end()
-            want = _full_sort(releases)
+            ends, nodes, cores, gpus, memory = releases.by_end(step[1])
+            want = _full_sort(releases, step[1])
             np.testing.assert_array_equal(ends, want[0])
             np.testing.assert_array_equal(nodes, want[1])
             np.testing.assert_array_equal(cores, want[2])
