@@ -143,10 +143,10 @@ class NodeProfile:
                 state.memory[:] += np.bincount(nodes[:end], memory[:end], n).astype(np.int64)
         return state
 
-    def _walk(self, group: int) -> Callable[[float], Free]:
-        """:meth:`state_at` for ascending times on the nodes of ``group``, each state from the
-        last one plus the changes in between (the state returned is reused: read it before
-        the next call)."""
+    def _walk(self, group: int | None) -> Callable[[float], Free]:
+        """:meth:`state_at` for ascending times on the nodes of ``group`` (None: all), each
+        state from the last one plus the changes in between (the state returned is reused:
+        read it before the next call)."""
         state = self.base.copy()
         table = self._table_by_end(group) if self.table is not None else None
         flat = self._flatten() if self._times else None
@@ -278,8 +278,9 @@ class NodeProfile:
         if self.table is not None:
             ends = self._table_by_end(group)[0]
             times += ends[(ends > self.now) & (ends <= latest)].tolist()
+        state_at = self._walk(group)
         for t in sorted(set(times)):
-            state = self.state_at(t, group) if t > self.now else self.base
+            state = state_at(t) if t > self.now else self.base
             if self._window(state, t, t + duration).holds(alloc):
                 return t
         return None
