@@ -281,9 +281,30 @@ class NodeProfile:
         state_at = self._walk(group)
         for t in sorted(set(times)):
             state = state_at(t) if t > self.now else self.base
-            if self._window(state, t, t + duration).holds(alloc):
+            if self._holds_during(state, t, t + duration, alloc):
                 return t
         return None
+
+    def _holds_during(self, state: Free, start: float, end: float, alloc: Alloc) -> bool:
+        """True if ``alloc`` stays free from ``start`` (``state``) until ``end``:
+        ``self._window(state, start, end).holds(alloc)``, read on ``alloc``'s nodes alone."""
+        takings = self._taking
+        first = bisect_right(takings, start, key=_time)
+        inside = takings[first : bisect_left(takings, end, first, key=_time)]
+        if not inside:
+            return state.holds(alloc)
+        nodes = alloc.nodes
+        held = np.concatenate([taking.alloc.nodes for taking in inside])
+        at = np.searchsorted(nodes, held)  # (where each node held is in alloc's, if it is)
+        shared = at < len(nodes)
+        shared[shared] = nodes[at[shared]] == held[shared]
+        at = at[shared]
+        for k, need in enumerate(alloc[1:]):  # (cores, GPUs, memory: each node's lowest)
+            low = state[k][nodes]
+            np.minimum.at(low, at, np.concatenate([t.after[k] for t in inside])[shared])
+            if not (low >= need).all():
+                return False
+        return True
 
     def _candidates(self, part: int, cores: int) -> Iterator[float]:
         """The times, ascending, at which something changes and the cores free in partition
@@ -381,10 +402,14 @@ class NodeProfile:
 
 def _lower(taking: _Taking, alloc: Alloc) -> None:
     """``alloc`` holds resources at ``taking.time``: less is left on the nodes they share."""
-    nodes = taking.alloc.nodes
-    common, here, there = np.intersect1d(nodes, alloc.nodes, return_indices=True)
-    if len(common):
-        after = taking.after
+    nodes, other = taking.alloc.nodes, alloc.nodes  # (each ascending)
+    if not len(other) or other[-1] < nodes[0] or other[0] > nodes[-1]:
+        return
+    at = np.searchsorted(nodes, other)  # (where each of alloc's nodes is, if it is there)
+    there = at < len(nodes)
+    there[there] = nodes[at[there]] == other[there]
+    if there.any():
+        here, after = at[there], taking.after
         after.cores[here] -= alloc.cores[there]
         after.gpus[here] -= alloc.gpus[there]
         after.memory[here] -= alloc.memory[there]

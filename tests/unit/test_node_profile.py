@@ -1,7 +1,8 @@
 """The plan of a pass on nodes (:class:`~sitesim.platform.profile.NodeProfile`) against a
 search by brute force: a demand's earliest start is the first time, now or at a change, at
-which it is placed on what stays free for its whole run, and where now fits clear of the
-reservations (Hypothesis)."""
+which it is placed on what stays free for its whole run; where it fits now clear of the
+reservations; and when given resources (a reservation's own) are free for a run, no later than
+a bound (Hypothesis)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def _free_during(profile: NodeProfile, releases: Releases, start: float, end: fl
 
 @settings(max_examples=300, deadline=None)
 @given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]))
-def test_earliest_and_fits_now_as_a_brute_force_search(
+def test_a_plan_on_nodes_as_a_brute_force_search(
     running: list[tuple[int, int, float]],
     reserved: list[tuple[float, float, int, int]],
     ask: tuple[int, int, int],
@@ -121,6 +122,17 @@ def test_earliest_and_fits_now_as_a_brute_force_search(
     if fits is not None:
         assert now_alloc is not None
         assert fits.nodes.tolist() == now_alloc.nodes.tolist()
+    given = place(PARTS, demand, capacity(PLATFORM))  # (some resources of its partition)
+    if given is not None:
+        latest = 250.0
+        free_from = None
+        for t in times:
+            if NOW <= t <= latest:
+                free = _free_during(profile, releases, t, t + duration)
+                if all((free[k][given.nodes] >= given[k + 1]).all() for k in range(3)):
+                    free_from = t
+                    break
+        assert profile.earliest_on(given, duration, latest) == free_from
     start, where = profile.earliest(demand, duration)
     assert start == want[0]
     if want[1] is None:
