@@ -270,7 +270,7 @@ class WholeNodeResources(Resources):
         starts, ends, closed = found.arrays() if found else (_NONE, _NONE, None)
         held_by = found.nodes if found else []
         mine = self.parts.member[demand.part]
-        touches = np.array([bool(mine[n].any()) for n in held_by], dtype=bool)
+        touches = found.touching(demand.part, mine) if found else np.zeros(0, dtype=bool)
         first = self.lower_bound(job)
         start_res = now
         while start_res < before:
@@ -278,10 +278,10 @@ class WholeNodeResources(Resources):
             begun = starts < end  # (windows: a job may end as one begins)
             if closed is not None:  # (reservations: it may not, backfill.c:2417)
                 begun = begun | (closed & (starts == end))
-            over = np.flatnonzero((ends > start_res) & begun)
+            over = np.flatnonzero((ends > start_res) & begun).tolist()
             off = np.zeros(len(mine), dtype=bool)
-            for k in over.tolist():
-                off[held_by[k]] = True
+            if over:
+                off[np.concatenate([held_by[k] for k in over])] = True
             later = ends[(ends > start_res) & touches]
             later_start = float(later.min()) if len(later) else math.inf
             everywhere = _Blocks()
@@ -297,8 +297,10 @@ class WholeNodeResources(Resources):
                 continue
             if start > now:
                 begin, stop = round_down(start), round_down(start + duration)
-                hit = np.flatnonzero((ends > begin) & (starts < stop))
-                if any(np.isin(held_by[k], alloc.nodes).any() for k in hit.tolist()):
+                hit = np.flatnonzero((ends > begin) & (starts < stop)).tolist()
+                taken = np.zeros(len(mine), dtype=bool)
+                taken[alloc.nodes] = True
+                if hit and taken[np.concatenate([held_by[k] for k in hit])].any():
                     start_res = start if start > start_res else later_start
                     continue
             return start, alloc
@@ -523,7 +525,7 @@ class _Blocks:
     """Blocks (whole nodes held over ``[start, end)``, some closed) in the order they were
     made."""
 
-    __slots__ = ("_arrays", "closed", "ends", "nodes", "starts")
+    __slots__ = ("_arrays", "_touching", "closed", "ends", "nodes", "starts")
 
     def __init__(self) -> None:
         self.starts: list[float] = []
@@ -531,6 +533,8 @@ class _Blocks:
         self.nodes: list[np.ndarray] = []
         self.closed: list[bool] = []
         self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
+        #: Per partition, whether each block holds a node of it (as blocks were added).
+        self._touching: dict[int, list[bool]] = {}
 
     def add(self, start: float, end: float, nodes: np.ndarray, closed: bool = False) -> None:
         self.starts.append(start)
@@ -549,6 +553,13 @@ class _Blocks:
                 closed,
             )
         return self._arrays
+
+    def touching(self, part: int, mine: np.ndarray) -> np.ndarray:
+        """Which blocks hold a node of partition ``part`` (``mine``: a mask of its nodes)."""
+        flags = self._touching.setdefault(part, [])
+        for nodes in self.nodes[len(flags) :]:
+            flags.append(bool(mine[nodes].any()))
+        return np.array(flags, dtype=bool)
 
 
 def _released(ends: np.ndarray, every: np.ndarray, released: np.ndarray) -> np.ndarray:
