@@ -105,7 +105,7 @@ class NodeMachine:
         self._end_callbacks: list[Callable[[Any], None]] = [self._end]
         self._runs: dict[int, int] = {}  # job id -> run number (a killed run's end is ignored)
         #: What the running jobs hold, by estimated end (rows of each job in ``_rows``).
-        self.releases = Releases()
+        self.releases = Releases(parts.node_group)
         self._rows: dict[int, np.ndarray] = {}
         #: Outages are still to come (:meth:`add_outages`).
         self.outages_pending = False
@@ -249,8 +249,7 @@ class NodeMachine:
         job.alloc = alloc
         insort(self.running, (now + job.estimate, job.id, job))
         self.held[job.id] = cores
-        group = self.parts.group[job.demand.part]
-        self._rows[job.id] = self.releases.add(alloc, now + job.estimate, group)
+        self._rows[job.id] = self.releases.add(alloc, now + job.estimate)
         run = self._runs.get(job.id, 0) + 1
         self._runs[job.id] = run
         env.after(duration, self._end_callbacks, (job, run))

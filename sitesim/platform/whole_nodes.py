@@ -317,7 +317,7 @@ class WholeNodeResources(Resources):
             return found
         parts, work = self.parts, self.work
         member = parts.member[part]
-        ends, nodes, cores, _, _ = self.machine.releases.by_end()
+        ends, nodes, cores, _, _ = self.machine.releases.by_end(self.groups[part])
         inside = member[nodes]
         ends, nodes, cores = ends[inside], nodes[inside], cores[inside]
         if self._gives:

@@ -54,13 +54,13 @@ DEMAND = st.tuples(st.sampled_from([0, 1, 2, 3]), st.integers(1, 20), st.integer
 def _profile(running: list[tuple[int, int, float]]) -> tuple[NodeProfile, Releases]:
     """A profile at NOW with ``running`` held (as much as each node has left)."""
     base = capacity(PLATFORM)
-    releases = Releases(rows=4)
+    releases = Releases(PARTS.node_group, rows=4)
     for node, cores, end in running:
         held = min(cores, int(base.cores[node]))
         if held:
             alloc = _on([node], [held])
             base.take(alloc)
-            releases.add(alloc, end, int(PARTS.node_group[node]))
+            releases.add(alloc, end)
     return NodeProfile(PARTS, NOW, base, [], releases), releases
 
 
