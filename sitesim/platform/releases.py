@@ -7,10 +7,10 @@ it ends, so a pass reads what comes back and when without a Python loop over the
 
 Each row belongs to the group of partitions of its node
 (:attr:`~sitesim.platform.placement.Partitions.node_group`: groups share no nodes), so a question
-about one partition reads its group's rows alone. The rows
-by end, of a group or of all, are kept from one reading to the next: the rows freed since are
-dropped and those taken since merged in (most readings follow one job's start or end), in the
-order a full sort gives (by end, ties by row).
+about one partition reads its group's rows alone. The rows by end, of a group or of all, are
+kept from one reading to the next: the rows freed since are dropped and those taken since
+merged in (most readings follow one job's start or end), in the order a full sort gives (by
+end, ties by row).
 """
 
 from __future__ import annotations
@@ -88,6 +88,8 @@ class Releases:
             view = views.get(key)
             if view is not None and taken is not None:
                 view.added.append(taken)
+                if 8 * len(view.added) > len(view.rows) + 8:  # (read next by a full sort)
+                    del views[key]
 
     def by_end(self, group: int | None = None) -> tuple[Any, ...]:
         """The held rows of ``group`` (None: of all) by estimated end: ends, nodes, cores, GPUs
