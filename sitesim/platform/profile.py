@@ -232,6 +232,7 @@ class NodeProfile:
         partition, at a time with no reservation or window beginning before the job would
         end, they are also enough: placement then succeeds on what is free at that time."""
         now = self.now
+        self._state = None  # (what it finds free at its answer is kept for that answer alone)
         free_now = self.base.cores > 0  # (used last)
         simple = self._cores_only(demand)
         if not (simple and self._clear(now, now + duration)):
@@ -254,6 +255,19 @@ class NodeProfile:
             if alloc is not None:
                 return t, alloc
         return math.inf, None
+
+    def free_at(self, t: float) -> Free | None:
+        """What :meth:`earliest` found free at its answer ``t`` (on the nodes of the job's
+        group), or None if it kept nothing."""
+        kept = self._state
+        if kept is None or kept[0] != t or kept[1] != len(self._times):
+            return None
+        return kept[2]
+
+    def expect(self, t: float, free: Free) -> None:
+        """A reservation at ``t`` on resources where ``free`` is what is free then comes
+        next (an answer of :meth:`earliest` found before: its taking reads ``free``)."""
+        self._state = (t, len(self._times), free)
 
     def _cores_only(self, demand: Demand) -> bool:
         """True for a demand of cores only (no node count, GPUs or memory) on a shared

@@ -91,6 +91,10 @@ class Releases:
                 if 8 * len(view.added) > len(view.rows) + 8:  # (read next by a full sort)
                     del views[key]
 
+    def version(self, group: int | None = None) -> int:
+        """A count of the rows of ``group`` (None: of all) taken and freed."""
+        return self._versions.get(group, 0)
+
     def by_end(self, group: int | None = None) -> tuple[Any, ...]:
         """The held rows of ``group`` (None: of all) by estimated end: ends, nodes, cores, GPUs
         and memory (GPUs or memory None where no row holds any); sorted once per change."""

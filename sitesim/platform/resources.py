@@ -55,6 +55,9 @@ class NodeResources(Resources):
         self.groups = machine.parts.group
         self.partitions = len(self.groups)
         self._kept: _Pass | None = None
+        #: Per job, its earliest start as last found on the running jobs of its group alone
+        #: (:meth:`earliest`): their version then, the start, where, what was free then.
+        self._found: dict[Job, tuple[int, float, Alloc, Free]] = {}
         self.begin(0.0)
 
     def begin(self, now: float) -> None:
@@ -78,6 +81,8 @@ class NodeResources(Resources):
         self._failed: dict[Demand, float] = {}
         self._running: Running | None = None
         self._resumed: _Pass | None = None
+        #: The groups of partitions this pass started or reserved a job on.
+        self._touched: set[int] = set()
 
     @property
     def work(self) -> Free:
@@ -129,6 +134,8 @@ class NodeResources(Resources):
     def take_now(self, job: Job, where: Any) -> None:
         alloc: Alloc = where
         self._failed.clear()
+        self._touched.add(self.groups[job.demand.part])
+        self._found.pop(job, None)
         self.taken[job] = alloc
         self.free -= int(alloc.cores.sum())
         machine = self.machine
@@ -159,7 +166,43 @@ class NodeResources(Resources):
             raise ValueError("exact plans on nodes count resources back at estimated ends")
         length = job.estimate if duration is None else duration
         self._reach_to(self.now + length)
-        return self._plan().earliest(job.demand, length)
+        plan = self._plan()
+        version = self._untouched(job, length)
+        if version is not None:
+            found = self._found.get(job)
+            if found is not None and found[0] == version and found[1] > self.now:
+                plan.expect(found[1], found[3])
+                return found[1], found[2]
+        start, where = plan.earliest(job.demand, length)
+        if version is not None and where is not None:
+            free = plan.free_at(start)
+            if free is not None:
+                if len(self._found) > 1024:  # (jobs gone long ago)
+                    self._found.clear()
+                self._found[job] = (version, start, where, free)
+        return start, where
+
+    def _untouched(self, job: Job, length: float) -> int | None:
+        """The version of the running jobs of ``job``'s group of partitions
+        (:meth:`Releases.version`) if its earliest start for its estimate is theirs alone,
+        else None. It is for a demand of cores only on a shared partition, no node down and
+        no maintenance window, and nothing this pass started or reserved on the group's
+        nodes: the plan's answer then depends on what is free on them now and on their
+        running jobs' rows (other groups' reservations leave their nodes alone), so it is the
+        answer found last while that version held, unless that start has come."""
+        demand = job.demand
+        if length != job.estimate or demand.nodes or demand.gpus or demand.memory:
+            return None
+        machine, group = self.machine, self.groups[demand.part]
+        if (
+            demand.nodeset
+            or self.parts.exclusive[demand.part]
+            or machine.windows
+            or machine.nodes_down
+            or group in self._touched
+        ):
+            return None
+        return machine.releases.version(group)
 
     def reserve(
         self,
@@ -173,6 +216,7 @@ class NodeResources(Resources):
             raise ValueError("exact reservations on nodes are half-open: closed=False only")
         length = job.estimate if duration is None else duration
         self._plan().reserve(start, length, where)
+        self._touched.add(self.groups[job.demand.part])
         self._failed.clear()  # (those tried before had no reservation to respect)
 
     def _plan(self) -> NodeProfile:
@@ -317,6 +361,7 @@ class NodeResources(Resources):
             return None
         if kept.profile is not None:
             kept.profile.advance(self.now)
+            self._touched.update(self.groups)  # (its reservations are in the plan)
         self.profile, self._work, self._ended = kept.profile, kept.work, kept.ended
         self._reach, self._failed = kept.reach, kept.failed
         self._resumed = kept

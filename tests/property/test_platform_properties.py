@@ -9,7 +9,9 @@
   partition;
 - no job runs into a maintenance window on its nodes;
 - EASY never starts the job it reserves first in a pass (the first that does not fit, in
-  arrival order) after the time it reserved for it. (The reservations of other partitions'
+  arrival order) after the time it reserved for it;
+- an earliest start reused from an earlier pass (nothing changed on its group's nodes) gives
+  the schedule that searching it again gives. (The reservations of other partitions'
   first blocked jobs can move later, when a job ahead of them in the queue takes their nodes
   first at a later pass; so can Slurm's.)
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from typing import Any
+from unittest import mock
 
 import numpy as np
 from hypothesis import given, settings
@@ -29,6 +32,7 @@ from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.platform.description import Platform
 from sitesim.platform.downtime import Downtime, Outages
 from sitesim.platform.placement import Request
+from sitesim.platform.resources import NodeResources
 from sitesim.schedulers import EASY, REGISTRY, create
 from tests.property.test_invariants import Workload, workloads
 
@@ -214,6 +218,44 @@ def test_no_job_runs_into_a_maintenance_window_on_its_nodes(data: st.DataObject,
         mine = np.isin(outages.node, job.alloc.nodes)
         overlap = (outages.down[mine] < job.end) & (outages.up[mine] > job.start)
         assert not overlap.any(), f"job {job.id} ran [{job.start}, {job.end}) into a window"
+
+
+#: Two groups of partitions (``a`` and ``low`` share nodes; ``b`` has its own), all shared: a
+#: job's earliest start is often found again while the other group changes.
+TWO_GROUPS = Platform.from_dict(
+    {
+        "nodes": [{"type": "a", "count": 3, "cores": 4}, {"type": "b", "count": 2, "cores": 4}],
+        "partitions": [
+            {"name": "a", "nodes": ["a"], "allocation": "shared"},
+            {"name": "low", "nodes": ["0-1"], "allocation": "shared"},
+            {"name": "b", "nodes": ["b"], "allocation": "shared"},
+        ],
+    }
+)
+
+
+@st.composite
+def cores_only(draw: st.DrawFn) -> list[Asked]:
+    """Jobs asking for cores alone on TWO_GROUPS, some of them running past their estimates."""
+    jobs = []
+    for _ in range(draw(st.integers(5, 40))):
+        runtime = float(draw(st.integers(1, 200)))
+        estimate = float(draw(st.sampled_from([runtime, runtime + 50]) | st.integers(1, 300)))
+        part = draw(st.sampled_from(["a", "low", "b"]))
+        submit = float(draw(st.integers(0, 400)))
+        jobs.append((submit, draw(st.integers(1, 8)), runtime, estimate, Request(part)))
+    return sorted(jobs, key=lambda j: j[0])
+
+
+@settings(deadline=None)
+@given(cores_only(), st.sampled_from(SCHEDULERS))
+def test_a_start_found_again_is_the_one_searched_again(jobs: list[Asked], name: str) -> None:
+    reused = run_on(TWO_GROUPS, jobs, create(name))
+    with mock.patch.object(NodeResources, "_untouched", lambda *_: None):  # (always search)
+        searched = run_on(TWO_GROUPS, jobs, create(name))
+    assert [(j.start, j.end) for j in reused.jobs if j is not None] == [
+        (j.start, j.end) for j in searched.jobs if j is not None
+    ]
 
 
 class RecordingEASY(EASY):
