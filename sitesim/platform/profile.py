@@ -93,8 +93,9 @@ class NodeProfile:
         #: The cores free in a partition in those windows, by (takings held, partition).
         self._now_cores: dict[tuple[int, int], int] = {}
         self._taking: list[_Taking] = []
-        #: What :meth:`earliest` last found free at its answer: (time, changes then, state).
-        self._state: tuple[float, int, Free] | None = None
+        #: What :meth:`earliest` last found free at its answer: (time, changes then, state,
+        #: where).
+        self._state: tuple[float, int, Free, Alloc] | None = None
         for k, sign in enumerate(self._signs):
             if sign < 0:
                 self._taking.append(self._new_taking(self._times[k], self._allocs[k]))
@@ -170,8 +171,12 @@ class NodeProfile:
     def _new_taking(self, time: float, alloc: Alloc) -> _Taking:
         nodes = alloc.nodes
         kept = self._state
-        if kept is not None and kept[0] == time and kept[1] + 1 == len(self._times):
-            # (what earliest found free then, and the taking itself: the one change since)
+        if (
+            kept is not None
+            and kept[3] is alloc
+            and kept[0] == time
+            and kept[1] + 1 == len(self._times)
+        ):  # (what earliest found free then for it, and the taking itself: the one change since)
             before = kept[2]
             after = Free(
                 before.cores[nodes] - alloc.cores,
@@ -247,27 +252,27 @@ class NodeProfile:
         for t in self._candidates(demand.part, demand.cores):
             state = state_at(t)
             if simple and self._clear(t, t + duration):
-                self._state = (t, len(self._times), state)  # (the walk's last state)
                 alloc = place(self.parts, demand, state, free_now)
                 assert alloc is not None  # (the cores are there, on nodes it may use)
+                self._state = (t, len(self._times), state, alloc)  # (the walk's last state)
                 return t, alloc
             alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
             if alloc is not None:
                 return t, alloc
         return math.inf, None
 
-    def free_at(self, t: float) -> Free | None:
-        """What :meth:`earliest` found free at its answer ``t`` (on the nodes of the job's
-        group), or None if it kept nothing."""
+    def free_at(self, t: float, where: Alloc) -> Free | None:
+        """What :meth:`earliest` found free at its answer ``(t, where)`` (on the nodes of the
+        job's group), or None if it kept nothing."""
         kept = self._state
-        if kept is None or kept[0] != t or kept[1] != len(self._times):
+        if kept is None or kept[3] is not where or kept[0] != t or kept[1] != len(self._times):
             return None
         return kept[2]
 
-    def expect(self, t: float, free: Free) -> None:
-        """A reservation at ``t`` on resources where ``free`` is what is free then comes
-        next (an answer of :meth:`earliest` found before: its taking reads ``free``)."""
-        self._state = (t, len(self._times), free)
+    def expect(self, t: float, where: Alloc, free: Free) -> None:
+        """The reservation of ``where`` at ``t``, where ``free`` is what is free then, may
+        come next (an answer of :meth:`earliest` found before: its taking reads ``free``)."""
+        self._state = (t, len(self._times), free, where)
 
     def _cores_only(self, demand: Demand) -> bool:
         """True for a demand of cores only (no node count, GPUs or memory) on a shared

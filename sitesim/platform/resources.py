@@ -171,11 +171,11 @@ class NodeResources(Resources):
         if version is not None:
             found = self._found.get(job)
             if found is not None and found[0] == version and found[1] > self.now:
-                plan.expect(found[1], found[3])
+                plan.expect(found[1], found[2], found[3])
                 return found[1], found[2]
         start, where = plan.earliest(job.demand, length)
         if version is not None and where is not None:
-            free = plan.free_at(start)
+            free = plan.free_at(start, where)
             if free is not None:
                 if len(self._found) > 1024:  # (jobs gone long ago)
                     self._found.clear()
