@@ -408,7 +408,11 @@ def test_a_dask_sweep_stops_and_leaves_no_process(tmp_path: Path, uninterrupted:
     assert took <= 2 * STOP_WITHIN  # (closing a LocalCluster takes a second)
     assert status == 130
     assert not left, f"Dask processes left running: {command.described(left)}"
-    assert len(folders(out)) <= command.published + 2, "runs went on after the interrupt"
+    # Runs finished before the signal are kept, as on a pool: each of the two workers finishes
+    # the run it holds and the one Dask queued on it (a worker takes 1.1 tasks a thread,
+    # rounded up), and the parent may hold a result it has not published: at most 5 (seen: 3
+    # on a clean clone's CI). A sweep that went on after the signal would finish all 24.
+    assert len(folders(out)) <= command.published + 5, "runs went on after the interrupt"
     assert stderr.strip() == "sitesim: interrupted"  # (its workers ignore SIGINT)
     assert_nothing_half_written(out)
     resume_and_compare(tmp_path, uninterrupted, "--workers", "2")
