@@ -167,6 +167,8 @@ class _View:
             # (by row; a row freed and taken again since is there twice)
             new = np.unique(new) if len(added) > 1 else np.sort(new)
             new = new[np.isfinite(releases.end[new])]  # (not freed since)
+            if self.group is not None and releases.node_group is not None:
+                new = new[releases.node_group[releases.node[new]] == self.group]  # (not reused)
             new_ends = releases.end[new]
             by_end = np.argsort(new_ends, kind="stable")  # (ties by row)
             new, new_ends = new[by_end], new_ends[by_end]

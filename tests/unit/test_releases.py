@@ -9,7 +9,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitesim.platform import releases as module
@@ -62,6 +62,12 @@ STEP = st.one_of(
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(STEP, max_size=80))
+@example(  # (a row taken since a reading, freed, and taken again by another group)
+    steps=[
+        ("remove", 0), ("remove", 0), ("add", 1, 10.0, 0, 0), ("add", 1, 10.0, 0, 0),
+        ("remove", 0), ("remove", 427), ("add", 1, 10.0, 0, 1),
+    ]
+)  # fmt: skip
 def test_rows_by_end_as_a_full_sort(steps: list[tuple]) -> None:
     GROUPS[:40] = np.arange(40) % 2
     releases = Releases(GROUPS, rows=4)  # (small: rows are reused, and the columns grow)
