@@ -98,7 +98,7 @@ class Releases:
     def by_end(self, group: int | None = None) -> tuple[Any, ...]:
         """The held rows of ``group`` (None: of all) by estimated end: ends, nodes, cores, GPUs
         and memory (GPUs or memory None where no row holds any); sorted once per change."""
-        version = self._versions.get(group, 0)
+        version = self.version(group)
         cached = self._by_end.get(group)
         if cached is not None and cached[0] == version:
             return cached[1]
