@@ -190,6 +190,8 @@ class Site:
         self._observers = (*scheduler.observers(), *observers)
         #: The scheduler's admission check, if it has one.
         self._admit = scheduler.admit if cls.admit is not Scheduler.admit else None
+        #: The scheduler's hook on a job's end, if it has one.
+        self._told_end = scheduler.job_ended if cls.job_ended is not Scheduler.job_ended else None
         #: A timed scheduler's next wanted pass (:meth:`Scheduler.next_pass`), if one is set.
         self._wake_at = math.inf if cls.timed else None
         self._wake_callbacks: event_queue.Callbacks = [self._woken]
@@ -210,7 +212,9 @@ class Site:
         self._users: list[Process] = []
         self._live_users = 0
         self._unfinished = 0  # accepted jobs not yet ended
-        self._closed = False  # no submission can come any more
+        #: True once no submission can come any more (the horizon passed, or every user
+        #: process ended). (An attribute, read by the users at every arrival: do not set it.)
+        self.closed = False
         self._drained = self.env.event()  # closed and every job ended: the run is over
         self._resumed = False  # run before (advance, or a run a Decision stopped): a later part
         self._drained.callbacks.append(StopSimulation.callback)
@@ -222,12 +226,6 @@ class Site:
     @property
     def now(self) -> float:
         return float(self.env.now)
-
-    @property
-    def closed(self) -> bool:
-        """True once no submission can come any more (the horizon passed, or every user
-        process ended)."""
-        return self._closed
 
     # -- what users call --------------------------------------------------------------------
     def add_user(self, user: User) -> None:
@@ -256,7 +254,7 @@ class Site:
             return self._reject(job, self._problem(job))
         if self._refuse is not None and (problem := self._refuse(job)) is not None:
             return self._reject(job, problem)
-        if self._closed:
+        if self.closed:
             return self._reject(job, AFTER_HORIZON)
         if self._admit is not None and (refusal := self._admit(job)) is not None:
             return self._reject(job, refusal)
@@ -356,7 +354,7 @@ class Site:
                 raise SchedulerError(f"scheduler {self.scheduler.name}: {err}") from None
         if self._wake_at is not None:
             self._wake(now)
-        if self._closed:
+        if self.closed:
             self._check_end()
 
     def _wake(self, now: float) -> None:
@@ -409,7 +407,8 @@ class Site:
             retired.ended.append(job)
             if len(retired.ended) >= retired.BLOCK:
                 retired.retire_ended(self.jobs)
-        self.scheduler.job_ended(job, self.env.now)
+        if self._told_end is not None:
+            self._told_end(job, self.env.now)
         self.pass_due = True
         if job.done is not None:
             job.done.succeed(job)
@@ -422,7 +421,7 @@ class Site:
 
     def _close(self, _event: Event | None = None) -> None:
         """No submission can come any more: stop the users, end once the machine drains."""
-        self._closed = True
+        self.closed = True
         for process in self._users:
             if process.is_alive:
                 process.callbacks.append(_defuse_interrupt)
