@@ -174,11 +174,15 @@ class EASY(FCFS):
         self._columns: ArrivalColumns | None = None
 
     def submit(self, job: Job, now: float) -> None:
-        FCFS.submit(self, job, now)  # (explicit: cheaper than super() on the hot path)
+        if not self._in_arrival_order:
+            FCFS.submit(self, job, now)  # (explicit: cheaper than super() on the hot path)
+            return
+        queue = self.queue
+        queue.append(job)  # (FCFS.submit in arrival order, inlined: once a job)
         if self._columns is not None:
             self._columns.append(job)
-        elif self._in_arrival_order and len(self.queue) > SCREEN_QUEUE:
-            self._columns = ArrivalColumns.of(self.queue)
+        elif len(queue) > SCREEN_QUEUE:
+            self._columns = ArrivalColumns.of(queue)
 
     def ordered(self, now: float) -> list[Job]:
         if self.priority is None or len(self.queue) < 2:
@@ -201,7 +205,11 @@ class EASY(FCFS):
 
     def dequeue(self, started: list[Job]) -> None:
         if self._columns is None:
-            Scheduler.dequeue(self, started)
+            queue = self.queue
+            if len(started) == 1 and queue and queue[0] is started[0]:
+                del queue[0]  # (Scheduler.dequeue's most common case, inlined: once a pass)
+            else:
+                Scheduler.dequeue(self, started)
         else:
             self._columns.remove(self.queue, started)
             if len(self.queue) < SCREEN_QUEUE // 2:  # short again (half, not to flap)
