@@ -205,11 +205,7 @@ class EASY(FCFS):
 
     def dequeue(self, started: list[Job]) -> None:
         if self._columns is None:
-            queue = self.queue
-            if len(started) == 1 and queue and queue[0] is started[0]:
-                del queue[0]  # (Scheduler.dequeue's most common case, inlined: once a pass)
-            else:
-                Scheduler.dequeue(self, started)
+            Scheduler.dequeue(self, started)
         else:
             self._columns.remove(self.queue, started)
             if len(self.queue) < SCREEN_QUEUE // 2:  # short again (half, not to flap)
