@@ -59,6 +59,7 @@ import numpy as np
 
 from sitesim.engine.job import Job
 from sitesim.engine.machine import ProcessorResources
+from sitesim.engine.profile import AvailabilityProfile
 from sitesim.engine.resources import Resources
 from sitesim.engine.scheduler import Observer
 from sitesim.errors import ConfigError
@@ -197,6 +198,49 @@ class _RoomyTable(_PlanTable):
 _ROOMY = _RoomyTable(0.0, math.inf, 1 << 62, 1.0)
 
 
+class _Cycle:
+    """A backfill cycle's plan and what it found (:meth:`SLURM._backfill`).
+
+    On processors, a cycle that could not fill its table and tested every job it saw is kept
+    and the next one resumes it, testing only the jobs behind those it tested, while nothing
+    but new jobs came behind them (``changes``: no job started or ended, none left, the
+    order stood). Its tests of the jobs it saw would come out the same: the plan starts with
+    the same running jobs (none ended: one that ended early would have changed it, and none
+    runs past its time limit), at the same estimated ends, and what a cycle that started jobs
+    reserved for the jobs before them left room for them. Only the window moves (it ends
+    ``bf_window`` after the cycle): the cycle resumes while it ends no later than ``until``,
+    the earliest of the starts and lower bounds it found beyond it.
+    """
+
+    __slots__ = (
+        "beyond", "bounds", "changes", "horizon", "pending", "plan", "position",
+        "rejected", "reserved", "table", "tested", "until", "waiting",
+    )  # fmt: skip
+
+    def __init__(self, on_procs: bool) -> None:
+        self.horizon = math.inf
+        self.table: _PlanTable = _ROOMY
+        self.until = math.inf
+        #: Reservations made, by partition.
+        self.reserved: Counter[int] = Counter()
+        #: By group of partitions: jobs tested, waiting to be placed (lazily).
+        self.waiting: dict[int, _Waiting] = {}
+        #: Demands that did not fit clear of the plan, with the shortest duration tried (the
+        #: plan only holds more as the cycle goes on).
+        self.rejected: dict[tuple[int, Any], float] = {}
+        #: By demand (the same all cycle): the bound, and where a reservation from it is
+        #: entered at the earliest (on nodes, rounded down: :meth:`SLURM._enter`).
+        self.bounds: dict[tuple[int, Any], tuple[float, float]] = {}
+        #: On processors, by size: the shortest duration found to start beyond the window.
+        self.beyond: dict[int, float] | None = {} if on_procs else None
+        self.tested = self.pending = 0
+        #: Kept for the next cycle: its plan (None: nothing planned yet), where in the queue
+        #: it resumes, and ``SLURM._changes`` then.
+        self.plan: AvailabilityProfile | None = None
+        self.position = 0
+        self.changes = -1
+
+
 #: How often slurmctld's background thread wakes (src/slurmctld/controller.c:2006-2009: ten
 #: sleeps of 0.1 s), seconds.
 TICK = 1.0
@@ -277,6 +321,8 @@ class SLURM(Scheduler):
 
     name = "SLURM"
     reservations = "whole_nodes"
+    #: A backfill cycle on processors may resume the last (:class:`_Cycle`).
+    _keeps_cycles = True
     skip_idle_passes = True
     timed = True
     file_parameters = ("conf", "assoc", "qos", "mapping")
@@ -407,6 +453,11 @@ class SLURM(Scheduler):
         #: what did not fit still does not (what is free only shrinks as jobs start).
         self._freed = 0
         self._known_at = 0
+        #: Counts what changes a backfill cycle's plan or the order of the jobs it tests (a
+        #: start, an end, a job leaving, nodes, a new order, a job queued ahead of others);
+        #: while it stands, the next cycle resumes the last one kept (:class:`_Cycle`).
+        self._changes = 0
+        self._cycle: _Cycle | None = None
         #: Demands that cannot start on what is free, and jobs the main scheduler found not
         #: to fit, since ``_freed`` last moved.
         self._cannot: set[tuple[int, Any]] = set()
@@ -628,6 +679,8 @@ class SLURM(Scheduler):
         if self._fresh is None:
             self._fresh = now
         insort(self.queue, job, key=self._key)
+        if self.queue[-1] is not job:  # (queued ahead of others)
+            self._changes += 1
         self._waits(job, True)
         self._dirty = self._changed = True
 
@@ -665,10 +718,12 @@ class SLURM(Scheduler):
             self._forget(job)
             self._jobs_of_user[job.user] -= 1
         self._dirty = self._changed = self._ended = True
+        self._changes += 1
 
     def nodes_changed(self) -> None:
         self._dirty = self._changed = self._ended = True
         self._freed += 1
+        self._changes += 1
 
     def _forget(self, job: Job) -> None:
         for table in (self._static, self._priority, self._factors, self._reason):
@@ -713,6 +768,7 @@ class SLURM(Scheduler):
             queue.sort(key=self._key)
             if not all(map(is_, before, queue)):
                 self._dirty = self._changed = True  # a new order: a cycle may start others
+                self._changes += 1
         self._next_calc = at + period if period else now
 
     # -- the pass ----------------------------------------------------------------------------
@@ -897,28 +953,20 @@ class SLURM(Scheduler):
         is placed before a job starts. Once the reservations waiting could fill the plan's
         table (two records each at most: :class:`_PlanTable`), they are placed, and every
         later one as its job is tested, so that the cycle stops where Slurm's does.
+
+        On processors a cycle resumes the last one where it stopped when only new jobs came
+        since, behind those it tested (:class:`_Cycle`).
         """
         s = self.settings
         self._cycles += 1
         done = {job for job, _ in started}
         horizon = now + s.bf_window
-        tested = 0
-        per_user: Counter[int] = Counter()
-        reserved: Counter[int] = Counter()
-        waiting: dict[int, _Waiting] = {}  # by group: tested, not yet placed
         groups = res.groups
-        #: Demands that did not fit clear of the plan, with the shortest duration tried (the
-        #: plan only holds more as the cycle goes on).
-        rejected: dict[tuple[int, Any], float] = {}
-        #: By demand (the same all cycle): the bound, and where a reservation from it is
-        #: entered at the earliest (on nodes, rounded down: :meth:`_enter`).
-        bounds: dict[tuple[int, Any], tuple[float, float]] = {}
         on_nodes = isinstance(res, WholeNodeResources)
         #: Per partition, whether a job holds whole nodes (a start takes records: _PlanTable).
         whole = res.parts.exclusive if isinstance(res, WholeNodeResources) else None
         table = self._table(now)
         size = table.size
-        pending, eager = 0, False  # (reservations waiting; placed as tested)
         limit_hit = new = False
         starts_before = len(started)
         unseen = self._unseen(now)
@@ -927,11 +975,30 @@ class SLURM(Scheduler):
         #: On processors a job could start now if it needs no more than are free: no
         #: demand to remember (what is free only shrinks within a cycle).
         on_procs = isinstance(res, ProcessorResources)
-        for job in self.queue:
+        cycle, self._cycle = self._cycle, None
+        jobs = self.queue
+        if (
+            cycle is not None
+            and cycle.changes == self._changes
+            and table is _ROOMY
+            and horizon <= cycle.until
+            and isinstance(res, ProcessorResources)
+        ):
+            res.adopt(cycle.plan)
+            jobs = jobs[cycle.position :]
+        else:
+            cycle = _Cycle(on_procs)
+        cycle.horizon, cycle.table = horizon, table
+        tested, pending, eager = cycle.tested, cycle.pending, False
+        per_user: Counter[int] = Counter()
+        waiting, rejected, bounds = cycle.waiting, cycle.rejected, cycle.bounds
+        unseen_count = 0
+        for job in jobs:
             if job in done:
                 continue
             if job.submit == unseen:  # (not seen until the next cycle)
                 new = True
+                unseen_count += 1
                 continue
             if tested >= max_test:
                 limit_hit = True
@@ -955,13 +1022,13 @@ class SLURM(Scheduler):
                     None if duration >= rejected.get(key, math.inf) else res.fits_now(job, duration)
                 )
                 if on_nodes and where is not None and waiting:  # (see above)
-                    self._place_waiting(waiting, horizon, res, reserved, table)
+                    self._place_waiting(waiting, res, cycle)
                     pending, ahead = 0, None
                     where = res.fits_now(job, duration)
                 while where is not None and ahead is not None and now + duration >= ahead.lowest():
                     earlier, length = ahead.pop()
                     pending -= 1
-                    if self._reserve(earlier, length, horizon, res, reserved, table):
+                    if self._reserve(earlier, length, res, cycle):
                         where = res.fits_now(job, duration)
                 if where is None:
                     rejected[key] = min(duration, rejected.get(key, math.inf))
@@ -978,16 +1045,18 @@ class SLURM(Scheduler):
                 at = self._bound(res, job)
                 bound = bounds[key] = (at, self._round_down(at) if on_nodes else at)
             if bound[0] >= horizon:
+                if bound[0] < cycle.until:
+                    cycle.until = bound[0]
                 continue  # (no reservation, whatever the plan)
             if (
                 not eager
                 and table.upper + 2 * pending + 2 >= size  # (could_fill's first test, inlined)
                 and table.could_fill(2 * (pending + 1))
             ):
-                self._place_waiting(waiting, horizon, res, reserved, table)
+                self._place_waiting(waiting, res, cycle)
                 pending, eager = 0, True
             if eager:
-                if self._reserve(job, duration, horizon, res, reserved, table) is None:
+                if self._reserve(job, duration, res, cycle) is None:
                     limit_hit = True  # (the table is full: the cycle stops here)
                     break
                 continue
@@ -996,6 +1065,19 @@ class SLURM(Scheduler):
             ahead.push(job, duration, bound[1])
             pending += 1
         self._dirty = new or (limit_hit and len(started) > starts_before)
+        if (
+            self._keeps_cycles
+            and isinstance(res, ProcessorResources)
+            and table is _ROOMY
+            and not (limit_hit or limits or max_user)
+            and all(job.submit == unseen for job in self.queue[len(self.queue) - unseen_count :])
+        ):  # (kept for the next cycle: every job it tested, then only those not seen yet)
+            cycle.tested = tested - (len(started) - starts_before)
+            cycle.pending = pending
+            cycle.plan = res.profile
+            cycle.position = len(self.queue) - unseen_count - len(started)
+            cycle.changes = self._changes
+            self._cycle = cycle
 
     def _table(self, now: float) -> _PlanTable:
         """The plan's table of a cycle at ``now`` (:class:`_PlanTable`)."""
@@ -1007,18 +1089,11 @@ class SLURM(Scheduler):
             self._round_down(now), self._round_down(now + s.bf_window), size, s.bf_resolution
         )
 
-    def _place_waiting(
-        self,
-        waiting: dict[int, _Waiting],
-        horizon: float,
-        res: Resources,
-        reserved: Counter[int],
-        table: _PlanTable,
-    ) -> None:
+    def _place_waiting(self, waiting: dict[int, _Waiting], res: Resources, cycle: _Cycle) -> None:
         """Place every reservation waiting, in order (they cannot fill the table)."""
         for ahead in waiting.values():
             while ahead.jobs:
-                placed = self._reserve(*ahead.pop(), horizon, res, reserved, table)
+                placed = self._reserve(*ahead.pop(), res, cycle)
                 assert placed is not None  # (room for two records each was left)
         waiting.clear()
 
@@ -1026,23 +1101,30 @@ class SLURM(Scheduler):
         """No plan of this cycle starts ``job`` before this time (``res.lower_bound``)."""
         return res.lower_bound(job)
 
-    def _reserve(
-        self,
-        job: Job,
-        duration: float,
-        horizon: float,
-        res: Resources,
-        reserved: Counter[int],
-        table: _PlanTable,
-    ) -> bool | None:
+    def _reserve(self, job: Job, duration: float, res: Resources, cycle: _Cycle) -> bool | None:
         """Reserve ``job`` (which cannot start now) at its earliest start in the cycle's plan
         if one is due: within the window, under its partition's count. True if reserved; None
-        if one is due but the plan's table is full (the cycle stops: backfill.c:2997-3021)."""
+        if one is due but the plan's table is full (the cycle stops: backfill.c:2997-3021).
+
+        On processors a job is not searched for if one of its size, no longer, found its
+        start beyond the window in this cycle (``cycle.beyond``): the plan only fills as the
+        cycle goes on, and a longer job starts no earlier."""
+        horizon, beyond = cycle.horizon, cycle.beyond
+        if beyond is not None and duration >= beyond.get(job.size, math.inf):
+            return False
         start, where = self._earliest(res, job, duration, horizon)
+        if start >= horizon:
+            if beyond is not None:
+                beyond[job.size] = duration
+            if start < cycle.until:
+                cycle.until = start
+            return False
         limit = self.settings.bf_job_part_count_reserve
         part = self._part(job)
-        if where is None or start >= horizon or (limit and reserved[part] >= limit):
+        reserved = cycle.reserved
+        if where is None or (limit and reserved[part] >= limit):
             return False
+        table = cycle.table
         if table.upper >= table.size and table.full:  # (full's first test, inlined)
             return None
         reserved[part] += 1
@@ -1131,6 +1213,7 @@ class SLURM(Scheduler):
         nodes, cores, gpus, memory = self._parts(job)
         name = self._qos_name(job)
         self._running[job] = (name, nodes, cores, gpus, memory, job.user)
+        self._changes += 1
         if self._limits:
             self._hold(job, name, 1)
         if self._use_fairshare:
@@ -1161,6 +1244,7 @@ class SLURM(Scheduler):
         if entry is None:
             return
         self._freed += 1
+        self._changes += 1
         name, _, cores, _, _, user = entry
         if self._limits:
             self._hold(job, name, -1)

@@ -240,6 +240,16 @@ class ProcessorResources(Resources):
         length = job.estimate if duration is None else duration
         self._profile().take(start, where, length, closed)
 
+    def adopt(self, profile: AvailabilityProfile | None) -> None:
+        """Plan this pass on ``profile`` (None: none yet), the plan of an earlier pass that no
+        start or end has changed since (SLURM's backfill cycle, resumed): none of its steps
+        falls between then and now, and it is moved to start now."""
+        if profile is not None:
+            profile.advance(self.now)
+            self.profile = profile
+            self._dirty = True
+            self.resumable = False
+
     def _profile(self) -> AvailabilityProfile:
         profile = self.profile
         if profile is None:

@@ -26,6 +26,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitesim.engine.job import JobState
+from sitesim.engine.machine import ProcessorResources
 from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.platform.description import Platform
@@ -260,3 +261,50 @@ def test_cycles_that_could_start_nothing_are_skipped_exactly(workload: Workload,
     settings: dict[str, Any] = {"bf_interval": step, "PriorityWeightAge": 1000,
                                 "PriorityWeightJobSize": 100, "PriorityCalcPeriod": 1}  # fmt: skip
     assert starts(jobs, procs, SLURM(**settings)) == starts(jobs, procs, EveryCycle(**settings))
+
+
+class Afresh(SLURM):
+    """SLURM whose backfill cycles never resume the last one."""
+
+    _keeps_cycles = False
+
+
+#: Cycles every pass or every 30 s, windows that move past what a cycle found beyond them,
+#: and priorities that reorder the queue or put a new job ahead of others.
+RESUMING = [
+    {},
+    {"bf_interval": 0, "batch_sched_delay": -1},
+    {"bf_window": 100, "bf_resolution": 1},
+    {"bf_interval": 0, "bf_window": 60, "bf_resolution": 7, "bf_job_part_count_reserve": 2},
+    {"PriorityWeightJobSize": 100, "PriorityWeightAge": 1000, "PriorityCalcPeriod": 1},
+]
+
+
+@given(workloads(max_jobs=40), st.sampled_from(RESUMING))
+def test_a_resumed_cycle_starts_what_a_cycle_afresh_starts(
+    workload: Workload, settings: dict[str, Any]
+) -> None:
+    procs, jobs = workload
+    assert starts(jobs, procs, SLURM(**settings)) == starts(jobs, procs, Afresh(**settings))
+
+
+def test_cycles_resume_when_only_new_jobs_came() -> None:
+    """Jobs arriving one by one behind a blocked one, each too long to run before its
+    reservation: every cycle after the first resumes the last."""
+    jobs = [(0.0, 3, 1000.0, 1000.0), (0.0, 4, 100.0, 100.0)]
+    jobs += [(30.0 * k, 1, 2000.0, 2000.0) for k in range(1, 6)]
+    adopted = []
+    slurm = SLURM(bf_window=3600)
+    original = ProcessorResources.adopt
+
+    def adopt(res: ProcessorResources, profile: Any) -> None:
+        adopted.append(res.now)
+        original(res, profile)
+
+    ProcessorResources.adopt = adopt  # type: ignore[method-assign]
+    try:
+        resumed = starts(jobs, 4, slurm)
+    finally:
+        ProcessorResources.adopt = original  # type: ignore[method-assign]
+    assert resumed == starts(jobs, 4, Afresh(bf_window=3600))
+    assert adopted == [60.0, 90.0, 120.0, 150.0, 180.0]
