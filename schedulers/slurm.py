@@ -434,6 +434,9 @@ class SLURM(Scheduler):
         self._priority: dict[Job, int] = {}
         self._factors: dict[Job, tuple[float, float]] = {}  # (age, fairshare) last computed
         self._reason: dict[Job, str] = {}
+        #: The waiting jobs whose last pending reason is in ``_reason`` (or none was given):
+        #: every other waiting job's is ``Priority`` (given to many at once: :meth:`_main`).
+        self._told: set[Job] = set()
         self._running: dict[Job, tuple[str, int, int, int, int, int]] = {}
         self._held_user: Counter[tuple[str, int, str]] = Counter()  # (qos, user, tres)
         self._held_group: Counter[tuple[str, str]] = Counter()  # (qos, tres)
@@ -679,6 +682,7 @@ class SLURM(Scheduler):
         if self._fresh is None:
             self._fresh = now
         insort(self.queue, job, key=self._key)
+        self._told.add(job)
         if self.queue[-1] is not job:  # (queued ahead of others)
             self._changes += 1
         self._waits(job, True)
@@ -728,6 +732,7 @@ class SLURM(Scheduler):
     def _forget(self, job: Job) -> None:
         for table in (self._static, self._priority, self._factors, self._reason):
             table.pop(job, None)
+        self._told.discard(job)
 
     # -- priorities --------------------------------------------------------------------------
     def _compute(self, job: Job, now: float, fs: float | None = None) -> int:
@@ -855,11 +860,12 @@ class SLURM(Scheduler):
             demand = job.demand
             part = 0 if demand is None else demand.part
             if part in blocked:
-                self._reason[job] = "Priority"
+                self._told.discard(job)  # ("Priority")
                 continue
             tested += 1
             if self._limits and (why := self._held(job)) is not None:
                 self._reason[job] = why
+                self._told.add(job)
                 continue
             if groups[part] in withheld:  # (not on the nodes of a blocked partition)
                 alloc = res.fits_now_outside(job, blocked)
@@ -872,8 +878,10 @@ class SLURM(Scheduler):
                 if self._shared[part]:
                     withheld.add(groups[part])
                 self._reason[job] = "Resources"
+                self._told.add(job)
                 if blocked.issuperset(self._waiting_parts()):  # (the rest wait behind them)
-                    self._reason.update(dict.fromkeys(islice(queue, k + 1, None), "Priority"))
+                    told = self._told  # (all behind this one: "Priority")
+                    self._told = {job for job in islice(queue, k + 1) if job in told}
                     break
                 continue
             res.take_now(job, alloc)
@@ -1011,6 +1019,7 @@ class SLURM(Scheduler):
             tested += 1
             if limits and (why := self._held(job)) is not None:
                 self._reason[job] = why
+                self._told.add(job)
                 continue
             duration = job.estimate
             demand = job.demand
@@ -1225,7 +1234,7 @@ class SLURM(Scheduler):
             self._backfill_starts += 1
         age, fs = self._factors[job]
         _, js, pf, qf, tres = self._static[job]
-        why = self._reason.get(job)
+        why = self._reason.get(job) if job in self._told else "Priority"
         if why is None:  # never looked at while it waited: only full passes were skipped
             why = "Resources" if now > job.submit else "None"
         self.decisions.append(
