@@ -201,15 +201,16 @@ _ROOMY = _RoomyTable(0.0, math.inf, 1 << 62, 1.0)
 class _Cycle:
     """A backfill cycle's plan and what it found (:meth:`SLURM._backfill`).
 
-    On processors, a cycle that could not fill its table and tested every job it saw is kept
+    On processors, a cycle that could not fill its table and tested every job it saw is kept,
     and the next one resumes it, testing only the jobs behind those it tested, while nothing
     but new jobs came behind them (``changes``: no job started or ended, none left, the
-    order stood). Its tests of the jobs it saw would come out the same: the plan starts with
-    the same running jobs (none ended: one that ended early would have changed it, and none
-    runs past its time limit), at the same estimated ends, and what a cycle that started jobs
-    reserved for the jobs before them left room for them. Only the window moves (it ends
-    ``bf_window`` after the cycle): the cycle resumes while it ends no later than ``until``,
-    the earliest of the starts and lower bounds it found beyond it.
+    order stood). Its tests of the jobs it saw would come out the same: the same jobs run, to
+    the same estimated ends (none ended, and none runs past its time limit), so no step of
+    the kept plan falls between the two cycles and the plan is moved to start now; a job the
+    kept cycle started fitted clear of every reservation made before it, so those stay where
+    they were. Only the window moves (it ends ``bf_window`` after the cycle): the cycle
+    resumes while it ends no later than ``until``, the earliest of the starts and lower
+    bounds the kept cycle found beyond its own.
     """
 
     __slots__ = (
@@ -881,7 +882,7 @@ class SLURM(Scheduler):
                 self._told.add(job)
                 if blocked.issuperset(self._waiting_parts()):  # (the rest wait behind them)
                     told = self._told  # (all behind this one: "Priority")
-                    self._told = {job for job in islice(queue, k + 1) if job in told}
+                    self._told = {earlier for earlier in islice(queue, k + 1) if earlier in told}
                     break
                 continue
             res.take_now(job, alloc)
