@@ -471,6 +471,8 @@ class SLURM(Scheduler):
         self._too_many: dict[int, int] = {}
         #: The waiting jobs by demand: plain ones by partition and cores, the others apart.
         self._plain_waiting: dict[int, dict[int, set[Job]]] = {}
+        #: Per partition of ``_plain_waiting``, its fewest cores.
+        self._fewest: dict[int, int] = {}
         self._other_waiting: set[Job] = set()
         self.decisions: list[tuple[Any, ...]] = []
         self._cycles = 0
@@ -912,8 +914,9 @@ class SLURM(Scheduler):
     def _any_fits(self, res: Resources) -> bool:
         """True if a job still waiting fits on what is free now (a new order could start it):
         of plain demands, those with the fewest cores in each partition."""
-        for by_cores in self._plain_waiting.values():
-            if self._could_start_now(res, next(iter(by_cores[min(by_cores)]))):
+        plain = self._plain_waiting
+        for part, cores in self._fewest.items():
+            if self._could_start_now(res, next(iter(plain[part][cores]))):
                 return True
         return any(self._could_start_now(res, job) for job in self._other_waiting)
 
@@ -932,6 +935,8 @@ class SLURM(Scheduler):
             by_cores = self._plain_waiting.setdefault(part, {})
             if waiting:
                 by_cores.setdefault(cores, set()).add(job)
+                if cores < self._fewest.get(part, 1 << 62):
+                    self._fewest[part] = cores
                 return
             jobs = by_cores.get(cores)
             if jobs is not None:
@@ -940,6 +945,9 @@ class SLURM(Scheduler):
                     del by_cores[cores]
                     if not by_cores:
                         del self._plain_waiting[part]
+                        del self._fewest[part]
+                    elif cores == self._fewest[part]:
+                        self._fewest[part] = min(by_cores)
         elif waiting:
             self._other_waiting.add(job)
         else:
