@@ -290,17 +290,34 @@ class NodeProfile:
 
     def earliest_on(self, alloc: Alloc, duration: float, latest: float) -> float | None:
         """The earliest start, no later than ``latest``, at which ``alloc`` (those very
-        resources) is free for ``duration`` seconds; None if there is none."""
-        times = [self.now] + [t for t in sorted(set(self._times)) if self.now < t <= latest]
+        resources) is free for ``duration`` seconds; None if there is none.
+
+        Only now and the times something comes back on ``alloc``'s nodes are tried: from one
+        of them to the next, what is free there only falls, so a later start that fits means
+        the earlier one fits too (its window's lowest point is no lower)."""
+        now = self.now
+        mine = np.zeros(len(self.parts.node_group), dtype=bool)
+        mine[alloc.nodes] = True
+        times = [now]
+        if self._times:
+            which, nodes = self._flatten()[:2]
+            changes = np.unique(which[mine[nodes]])  # (the changes on alloc's nodes)
+            at = np.asarray(self._times)[changes]
+            back = (np.asarray(self._signs)[changes] > 0) & (at > now) & (at <= latest)
+            times += at[back].tolist()
         groups = self.parts.node_group[alloc.nodes]  # (a row of another only frees its nodes)
         group = int(groups[0]) if (groups == groups[0]).all() else None
         if self.table is not None:
-            ends = self._table_by_end(group)[0]
-            times += ends[(ends > self.now) & (ends <= latest)].tolist()
+            ends, nodes = self._table_by_end(group)[:2]
+            ends = ends[mine[nodes]]
+            times += ends[(ends > now) & (ends <= latest)].tolist()
+        self._state = None
         state_at = self._walk(group)
         for t in sorted(set(times)):
-            state = state_at(t) if t > self.now else self.base
+            state = state_at(t) if t > now else self.base
             if self._holds_during(state, t, t + duration, alloc):
+                if t > now:  # (what is free then: its reservation's taking reads it)
+                    self._state = (t, len(self._times), state, alloc)
                 return t
         return None
 

@@ -141,3 +141,37 @@ def test_a_plan_on_nodes_as_a_brute_force_search(
         assert where is not None
         assert where.nodes.tolist() == want[1].nodes.tolist()
         assert where.cores.tolist() == want[1].cores.tolist()
+
+
+def _takings(profile: NodeProfile) -> list[tuple[float, list[int]]]:
+    return [(taking.time, taking.after.cores.tolist()) for taking in profile._taking]
+
+
+@settings(max_examples=300, deadline=None)
+@given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]))
+def test_a_reservation_where_its_resources_are_found_free_reads_what_is_free_then(
+    running: list[tuple[int, int, float]],
+    reserved: list[tuple[float, float, int, int]],
+    ask: tuple[int, int, int],
+    duration: float,
+) -> None:
+    """A reservation at the start :meth:`NodeProfile.earliest_on` found leaves on its nodes
+    what a reservation made without asking first leaves (the search keeps what is free)."""
+    profiles = [_profile(running) for _ in range(2)]
+    for profile, releases in profiles:
+        for start, length, part, cores in reserved:
+            free = _free_during(profile, releases, start, start + length)
+            if (at := place(PARTS, Demand(part, cores), free)) is not None:
+                profile.reserve(start, length, at)
+    part, cores, nodes = ask
+    given = place(PARTS, Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part]))),
+                  capacity(PLATFORM))  # fmt: skip
+    if given is None:
+        return
+    (asked, _), (fresh, _) = profiles
+    start = asked.earliest_on(given, duration, 400.0)
+    if start is None:
+        return
+    asked.reserve(start, duration, given)
+    fresh.reserve(start, duration, given)
+    assert _takings(asked) == _takings(fresh)
