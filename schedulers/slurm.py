@@ -991,17 +991,18 @@ class SLURM(Scheduler):
         could_start_now = self._could_start_now
         #: On processors a job could start now if it needs no more than are free: no
         #: demand to remember (what is free only shrinks within a cycle).
-        on_procs = isinstance(res, ProcessorResources)
-        cycle, self._cycle = self._cycle, None
+        procs = res if isinstance(res, ProcessorResources) else None
+        on_procs = procs is not None
+        cycle, self._cycle = self._cycle, None  # (kept on processors only)
         jobs = self.queue
         if (
-            cycle is not None
+            procs is not None
+            and cycle is not None
             and cycle.changes == self._changes
             and table is _ROOMY
             and horizon <= cycle.until
-            and isinstance(res, ProcessorResources)
         ):
-            res.adopt(cycle.plan)
+            procs.adopt(cycle.plan)
             jobs = jobs[cycle.position :]
         else:
             cycle = _Cycle(on_procs)
@@ -1085,14 +1086,14 @@ class SLURM(Scheduler):
         self._dirty = new or (limit_hit and len(started) > starts_before)
         if (
             self._keeps_cycles
-            and isinstance(res, ProcessorResources)
+            and procs is not None
             and table is _ROOMY
             and not (limit_hit or limits or max_user)
             and all(job.submit == unseen for job in self.queue[len(self.queue) - unseen_count :])
         ):  # (kept for the next cycle: every job it tested, then only those not seen yet)
             cycle.tested = tested - (len(started) - starts_before)
             cycle.pending = pending
-            cycle.plan = res.profile
+            cycle.plan = procs.profile
             cycle.position = len(self.queue) - unseen_count - len(started)
             cycle.changes = self._changes
             self._cycle = cycle
