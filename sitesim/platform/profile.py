@@ -17,9 +17,11 @@ nodes of each change that takes resources inside it, what is left right after th
 node's free resources only drop at such a change. So each taking change keeps what is left on
 its nodes right after it (``after``), kept up to date as jobs start and reservations are made;
 a window then costs one pass over the few taking changes, not over every running job. The free
-resources at a future time are ``base`` plus every change up to it, summed in NumPy over the
-changes' nodes at once (:meth:`state_at`), and candidate times are screened first by the cores
-free in the job's partition, a necessary condition, so the exact test runs once or twice.
+resources at a future time are ``base`` plus every change and running job's end up to it,
+summed in NumPy over their nodes (on every node for placement's search; on a reservation's
+nodes alone where only they matter: a taking's ``after``, :meth:`NodeProfile.earliest_on`),
+and candidate times are screened first by the cores free in the job's partition, a necessary
+condition, so the exact test runs once or twice.
 """
 
 from __future__ import annotations
@@ -34,6 +36,52 @@ import numpy as np
 
 from sitesim.platform.placement import Alloc, Demand, Free, Partitions, place
 from sitesim.platform.releases import Releases
+
+#: Events on some nodes (:meth:`NodeProfile._events_on`): times, whether each gives back, the
+#: position of its node among them, and its signed cores, GPUs and memory (None: none).
+_Events = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, Any]
+
+
+class _Log:
+    """The entries of a profile's changes in the order they were added (not by time): time,
+    whether it gives back, node, and its signed cores, GPUs and memory, in columns that grow
+    by doubling (an added change costs its own entries, not a rebuild of every change's)."""
+
+    __slots__ = ("back", "cores", "gpus", "gpus_seen", "memory", "memory_seen", "node", "size",
+                 "time")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.time = np.empty(64)
+        self.back = np.empty(64, dtype=bool)
+        self.node, self.cores = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
+        self.gpus, self.memory = np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64)
+        self.gpus_seen = self.memory_seen = False
+
+    def add(self, time: float, sign: int, alloc: Alloc) -> None:
+        low = self.size
+        high = low + len(alloc.nodes)
+        if high > len(self.time):
+            self._grow(high)
+        self.time[low:high] = time
+        self.back[low:high] = sign > 0
+        self.node[low:high] = alloc.nodes
+        self.cores[low:high] = alloc.cores if sign > 0 else -alloc.cores
+        if self.gpus_seen or alloc.gpus.any():
+            self.gpus_seen = True
+            self.gpus[low:high] = alloc.gpus if sign > 0 else -alloc.gpus
+        if self.memory_seen or alloc.memory.any():
+            self.memory_seen = True
+            self.memory[low:high] = alloc.memory if sign > 0 else -alloc.memory
+        self.size = high
+
+    def _grow(self, need: int) -> None:
+        size = max(2 * len(self.time), need)
+        for name in ("time", "back", "node", "cores", "gpus", "memory"):
+            old = getattr(self, name)
+            grown = np.zeros(size, dtype=old.dtype)  # (zeros: GPUs and memory not seen yet)
+            grown[: self.size] = old[: self.size]
+            setattr(self, name, grown)
 
 
 class _Taking:
@@ -62,8 +110,8 @@ class NodeProfile:
     """
 
     __slots__ = (
-        "_allocs", "_flat", "_now_cores", "_now_windows", "_part_cores", "_signs", "_sorted",
-        "_state", "_table_cores", "_taking", "_times", "base", "now", "parts", "table",
+        "_allocs", "_flat", "_log", "_now_cores", "_now_windows", "_part_cores", "_signs",
+        "_sorted", "_state", "_table_cores", "_taking", "_times", "base", "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -85,6 +133,9 @@ class NodeProfile:
         self._signs = [c[1] for c in changes]
         self._allocs = [c[2] for c in changes]
         self._flat: tuple[np.ndarray, ...] | None = None
+        self._log = _Log()
+        for time, sign, alloc in changes:
+            self._log.add(time, sign, alloc)
         #: Per partition: each change's signed cores in it, and the running jobs' cumulated.
         self._part_cores: dict[int, list[int]] = {}
         self._table_cores: dict[int, np.ndarray] = {}
@@ -93,8 +144,8 @@ class NodeProfile:
         #: The cores free in a partition in those windows, by (takings held, partition).
         self._now_cores: dict[tuple[int, int], int] = {}
         self._taking: list[_Taking] = []
-        #: What :meth:`earliest` last found free at its answer: (time, changes then, state,
-        #: where).
+        #: What :meth:`earliest` or :meth:`earliest_on` last found free at its answer: (time,
+        #: changes then, state on where's nodes (arrays aligned with them), where).
         self._state: tuple[float, int, Free, Alloc] | None = None
         for k, sign in enumerate(self._signs):
             if sign < 0:
@@ -119,35 +170,11 @@ class NodeProfile:
             self._flat = (which, nodes, cores, gpus, memory)
         return self._flat
 
-    def state_at(self, t: float, group: int | None = None) -> Free:
-        """Resources free at ``t`` (every change up to ``t`` applied to ``base``); with a
-        ``group`` of partitions, on its nodes (the others without the running jobs' ends)."""
-        state = self.base.copy()
-        n = len(state.cores)
-        if self.table is not None:
-            ends, nodes, cores, gpus, memory = self._table_by_end(group)
-            k = int(np.searchsorted(ends, t, side="right"))
-            if k:
-                state.cores[:] += np.bincount(nodes[:k], cores[:k], n).astype(np.int64)
-                if gpus is not None:
-                    state.gpus[:] += np.bincount(nodes[:k], gpus[:k], n).astype(np.int64)
-                if memory is not None:
-                    state.memory[:] += np.bincount(nodes[:k], memory[:k], n).astype(np.int64)
-        upto = bisect_right(self._times, t)
-        if upto:
-            which, nodes, cores, gpus, memory = self._flatten()
-            end = int(np.searchsorted(which, upto))
-            state.cores[:] += np.bincount(nodes[:end], cores[:end], n).astype(np.int64)
-            if gpus[:end].any():
-                state.gpus[:] += np.bincount(nodes[:end], gpus[:end], n).astype(np.int64)
-            if memory[:end].any():
-                state.memory[:] += np.bincount(nodes[:end], memory[:end], n).astype(np.int64)
-        return state
-
     def _walk(self, group: int | None) -> Callable[[float], Free]:
-        """:meth:`state_at` for ascending times on the nodes of ``group`` (None: all), each
-        state from the last one plus the changes in between (the state returned is reused:
-        read it before the next call)."""
+        """Resources free at ascending times (every change and running job's end up to then
+        applied to ``base``) on the nodes of ``group`` (None: all; the others without the
+        running jobs' ends), each state from the last one plus what changed in between (the
+        state returned is reused: read it before the next call)."""
         state = self.base.copy()
         table = self._table_by_end(group) if self.table is not None else None
         flat = self._flatten() if self._times else None
@@ -169,26 +196,68 @@ class NodeProfile:
         return at
 
     def _new_taking(self, time: float, alloc: Alloc) -> _Taking:
-        nodes = alloc.nodes
         kept = self._state
         if (
             kept is not None
             and kept[3] is alloc
             and kept[0] == time
             and kept[1] + 1 == len(self._times)
-        ):  # (what earliest found free then for it, and the taking itself: the one change since)
+        ):  # (what a search found free then for it, and the taking itself: the one change since)
             before = kept[2]
             after = Free(
-                before.cores[nodes] - alloc.cores,
-                before.gpus[nodes] - alloc.gpus,
-                before.memory[nodes] - alloc.memory,
+                before.cores - alloc.cores, before.gpus - alloc.gpus, before.memory - alloc.memory
             )
-            return _Taking(time, alloc, after)
-        groups = self.parts.node_group[nodes]  # (a window may hold nodes of several)
-        group = int(groups[0]) if (groups == groups[0]).all() else None
-        state = self.state_at(time, group)  # (the change itself included)
-        after = Free(state.cores[nodes], state.gpus[nodes], state.memory[nodes])
+        else:
+            after = _on(self.base, alloc.nodes)
+            at = self._positions(alloc.nodes)
+            events = self._events_on(at, time, by_time=False)  # (the change itself included)
+            _apply(after, events, 0, len(events[0]))
         return _Taking(time, alloc, after)
+
+    def _positions(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node of the platform, its position in ``nodes`` (-1: not there)."""
+        at = np.full(len(self.parts.node_group), -1, dtype=np.int64)
+        at[nodes] = np.arange(len(nodes))
+        return at
+
+    def _events_on(self, at: np.ndarray, until: float, by_time: bool = True) -> _Events:
+        """What comes back to or is taken from some nodes (``at``: :meth:`_positions`) after
+        now and up to ``until``: the running jobs' rows and the plan's changes on them, each
+        with its node's position; by time if ``by_time`` (ties in no particular order: a
+        state is read once all of a time's events are in)."""
+        mine = at >= 0
+        log = self._log
+        n = log.size
+        on = mine[log.node[:n]] & (log.time[:n] <= until)
+        times, back = log.time[:n][on], log.back[:n][on]
+        where, cores = log.node[:n][on], log.cores[:n][on]
+        gpus = log.gpus[:n][on] if log.gpus_seen else None
+        memory = log.memory[:n][on] if log.memory_seen else None
+        if self.table is not None:
+            groups = self.parts.node_group[mine]  # (a row of another group frees its nodes)
+            group = int(groups[0]) if (groups == groups[0]).all() else None
+            ends, row_nodes, row_cores, row_gpus, row_memory = self._table_by_end(group)
+            k = int(np.searchsorted(ends, until, side="right"))
+            rows = mine[row_nodes[:k]]
+            if rows.any():
+                before, added = len(times), int(rows.sum())
+                times = np.concatenate([times, ends[:k][rows]])
+                back = np.concatenate([back, np.ones(added, dtype=bool)])
+                where = np.concatenate([where, row_nodes[:k][rows]])
+                cores = np.concatenate([cores, row_cores[:k][rows]])
+                gpus = _joined(
+                    gpus, None if row_gpus is None else row_gpus[:k][rows], before, added
+                )
+                memory = _joined(
+                    memory, None if row_memory is None else row_memory[:k][rows], before, added
+                )
+        if not by_time:
+            return times, back, at[where], cores, gpus, memory
+        order = np.argsort(times, kind="stable")
+        return (
+            times[order], back[order], at[where[order]], cores[order],
+            None if gpus is None else gpus[order], None if memory is None else memory[order],
+        )  # fmt: skip
 
     def _window(self, state: Free, start: float, end: float) -> Free:
         """``state`` (free at ``start``) lowered to what stays free until ``end``."""
@@ -254,7 +323,7 @@ class NodeProfile:
             if simple and self._clear(t, t + duration):
                 alloc = place(self.parts, demand, state, free_now)
                 assert alloc is not None  # (the cores are there, on nodes it may use)
-                self._state = (t, len(self._times), state, alloc)  # (the walk's last state)
+                self._state = (t, len(self._times), _on(state, alloc.nodes), alloc)
                 return t, alloc
             alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
             if alloc is not None:
@@ -262,16 +331,17 @@ class NodeProfile:
         return math.inf, None
 
     def free_at(self, t: float, where: Alloc) -> Free | None:
-        """What :meth:`earliest` found free at its answer ``(t, where)`` (on the nodes of the
-        job's group), or None if it kept nothing."""
+        """What :meth:`earliest` found free at its answer ``(t, where)`` on where's nodes, or
+        None if it kept nothing."""
         kept = self._state
         if kept is None or kept[3] is not where or kept[0] != t or kept[1] != len(self._times):
             return None
         return kept[2]
 
     def expect(self, t: float, where: Alloc, free: Free) -> None:
-        """The reservation of ``where`` at ``t``, where ``free`` is what is free then, may
-        come next (an answer of :meth:`earliest` found before: its taking reads ``free``)."""
+        """The reservation of ``where`` at ``t``, where ``free`` is what is free then on
+        where's nodes, may come next (an answer of :meth:`earliest` found before, ``free`` as
+        :meth:`free_at` gave it: its taking reads ``free``)."""
         self._state = (t, len(self._times), free, where)
 
     def _cores_only(self, demand: Demand) -> bool:
@@ -294,50 +364,47 @@ class NodeProfile:
 
         Only now and the times something comes back on ``alloc``'s nodes are tried: from one
         of them to the next, what is free there only falls, so a later start that fits means
-        the earlier one fits too (its window's lowest point is no lower)."""
+        the earlier one fits too (its window's lowest point is no lower). Everything is read
+        on ``alloc``'s nodes alone."""
         now = self.now
-        mine = np.zeros(len(self.parts.node_group), dtype=bool)
-        mine[alloc.nodes] = True
-        times = [now]
-        if self._times:
-            which, nodes = self._flatten()[:2]
-            changes = np.unique(which[mine[nodes]])  # (the changes on alloc's nodes)
-            at = np.asarray(self._times)[changes]
-            back = (np.asarray(self._signs)[changes] > 0) & (at > now) & (at <= latest)
-            times += at[back].tolist()
-        groups = self.parts.node_group[alloc.nodes]  # (a row of another only frees its nodes)
-        group = int(groups[0]) if (groups == groups[0]).all() else None
-        if self.table is not None:
-            ends, nodes = self._table_by_end(group)[:2]
-            ends = ends[mine[nodes]]
-            times += ends[(ends > now) & (ends <= latest)].tolist()
         self._state = None
-        state_at = self._walk(group)
-        for t in sorted(set(times)):
-            state = state_at(t) if t > now else self.base
-            if self._holds_during(state, t, t + duration, alloc):
+        state = _on(self.base, alloc.nodes)
+        at = self._positions(alloc.nodes)
+        events = self._events_on(at, latest)
+        times, back = events[0], events[1]
+        done = 0
+        for t in [now, *np.unique(times[back & (times > now)]).tolist()]:
+            if t > now:
+                upto = int(np.searchsorted(times, t, side="right"))
+                _apply(state, events, done, upto)
+                done = upto
+            if self._holds_during(state, t, t + duration, alloc, at):
                 if t > now:  # (what is free then: its reservation's taking reads it)
                     self._state = (t, len(self._times), state, alloc)
                 return t
         return None
 
-    def _holds_during(self, state: Free, start: float, end: float, alloc: Alloc) -> bool:
-        """True if ``alloc`` stays free from ``start`` (``state``) until ``end``:
-        ``self._window(state, start, end).holds(alloc)``, read on ``alloc``'s nodes alone."""
+    def _holds_during(
+        self, state: Free, start: float, end: float, alloc: Alloc, at: np.ndarray
+    ) -> bool:
+        """True if ``alloc`` stays free from ``start`` until ``end``, ``state`` being what is
+        free at ``start`` on its nodes (arrays aligned with them; ``at``: their positions,
+        :meth:`_positions`)."""
         takings = self._taking
         first = bisect_right(takings, start, key=_time)
         inside = takings[first : bisect_left(takings, end, first, key=_time)]
         if not inside:
-            return state.holds(alloc)
-        nodes = alloc.nodes
-        held = np.concatenate([taking.alloc.nodes for taking in inside])
-        at = np.searchsorted(nodes, held)  # (where each node held is in alloc's, if it is)
-        shared = at < len(nodes)
-        shared[shared] = nodes[at[shared]] == held[shared]
-        at = at[shared]
+            return bool(
+                (state.cores >= alloc.cores).all()
+                and (state.gpus >= alloc.gpus).all()
+                and (state.memory >= alloc.memory).all()
+            )
+        held = at[np.concatenate([taking.alloc.nodes for taking in inside])]
+        shared = held >= 0  # (held nodes among alloc's)
+        held = held[shared]
         for k, need in enumerate(alloc[1:]):  # (cores, GPUs, memory: each node's lowest)
-            low = state[k][nodes]
-            np.minimum.at(low, at, np.concatenate([t.after[k] for t in inside])[shared])
+            low = state[k].copy()
+            np.minimum.at(low, held, np.concatenate([t.after[k] for t in inside])[shared])
             if not (low >= need).all():
                 return False
         return True
@@ -431,6 +498,7 @@ class NodeProfile:
         self._signs.insert(k, sign)
         self._allocs.insert(k, alloc)
         self._flat = None
+        self._log.add(time, sign, alloc)
         member = self.parts.member
         for part, extra in self._part_cores.items():
             extra.insert(k, sign * int(alloc.cores[member[part][alloc.nodes]].sum()))
@@ -463,6 +531,31 @@ def _add_rows(state: Free, rows: tuple[Any, ...], start: int, stop: int) -> None
             target += np.bincount(nodes, part, len(target)).astype(np.int64)
         else:
             np.add.at(target, nodes, part)
+
+
+def _apply(state: Free, events: _Events, start: int, stop: int) -> None:
+    """Add events ``start:stop`` to ``state`` (on the events' nodes, aligned with them)."""
+    if stop <= start:
+        return
+    at = events[2][start:stop]
+    for target, values in zip(state, events[3:], strict=True):
+        if values is not None:
+            np.add.at(target, at, values[start:stop])
+
+
+def _joined(first: Any, second: Any, before: int, after: int) -> Any:
+    """Two columns of events one after the other (``before`` and ``after`` of them; a
+    column of GPUs or memory None: none); None if neither holds any."""
+    if first is None and second is None:
+        return None
+    first = np.zeros(before, dtype=np.int64) if first is None else first
+    second = np.zeros(after, dtype=np.int64) if second is None else second
+    return np.concatenate([first, second])
+
+
+def _on(state: Free, nodes: np.ndarray) -> Free:
+    """``state`` on ``nodes`` (a copy, aligned with them)."""
+    return Free(state.cores[nodes], state.gpus[nodes], state.memory[nodes])
 
 
 def _time(taking: _Taking) -> float:
