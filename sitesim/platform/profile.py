@@ -110,8 +110,9 @@ class NodeProfile:
     """
 
     __slots__ = (
-        "_allocs", "_flat", "_log", "_now_cores", "_now_windows", "_part_cores", "_signs",
-        "_sorted", "_state", "_table_cores", "_taking", "_times", "base", "now", "parts", "table",
+        "_allocs", "_begun", "_flat", "_log", "_now_cores", "_now_windows", "_part_cores",
+        "_signs", "_sorted", "_state", "_table_cores", "_taking", "_times", "base", "now",
+        "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -136,6 +137,8 @@ class NodeProfile:
         self._log = _Log()
         for time, sign, alloc in changes:
             self._log.add(time, sign, alloc)
+        #: What reservations began by now took (from ``base``): their jobs start now.
+        self._begun: list[Alloc] = []
         #: Per partition: each change's signed cores in it, and the running jobs' cumulated.
         self._part_cores: dict[int, list[int]] = {}
         self._table_cores: dict[int, np.ndarray] = {}
@@ -390,15 +393,17 @@ class NodeProfile:
         """True if ``alloc`` stays free from ``start`` until ``end``, ``state`` being what is
         free at ``start`` on its nodes (arrays aligned with them; ``at``: their positions,
         :meth:`_positions`)."""
+        if not (
+            (state.cores >= alloc.cores).all()
+            and (state.gpus >= alloc.gpus).all()
+            and (state.memory >= alloc.memory).all()
+        ):
+            return False  # (not free at its start)
         takings = self._taking
         first = bisect_right(takings, start, key=_time)
         inside = takings[first : bisect_left(takings, end, first, key=_time)]
         if not inside:
-            return bool(
-                (state.cores >= alloc.cores).all()
-                and (state.gpus >= alloc.gpus).all()
-                and (state.memory >= alloc.memory).all()
-            )
+            return True
         held = at[np.concatenate([taking.alloc.nodes for taking in inside])]
         shared = held >= 0  # (held nodes among alloc's)
         held = held[shared]
@@ -472,9 +477,38 @@ class NodeProfile:
         return found
 
     # -- changes ---------------------------------------------------------------------------
-    def advance(self, now: float) -> None:
-        """The clock moved to ``now`` with nothing changed before it (no change is due)."""
+    def advance(self, now: float, base: Free | None = None) -> None:
+        """The clock moved to ``now``: with nothing changed before it (no change is due), or,
+        given ``base`` (what is free now), as planned: every job reserved to start by the
+        last time read has started (the running jobs' table holds it now), those reserved for
+        now are about to (taken from ``base``), and no job ended before its estimate."""
         self.now = now
+        if base is None:
+            return
+        self.base = base
+        started = {id(alloc) for alloc in self._begun}
+        self._begun = []
+        changes = []
+        for change in zip(self._times, self._signs, self._allocs, strict=True):
+            time, sign, alloc = change
+            if id(alloc) in started:
+                continue
+            if sign < 0 and time <= now:  # (due now)
+                base.take(alloc)
+                self._begun.append(alloc)
+                continue
+            changes.append(change)
+        self._times = [c[0] for c in changes]
+        self._signs = [c[1] for c in changes]
+        self._allocs = [c[2] for c in changes]
+        self._log = _Log()
+        for change in changes:
+            self._log.add(*change)
+        self._taking = [taking for taking in self._taking if taking.time > now]
+        self._flat = self._state = None
+        for cache in (self._sorted, self._part_cores, self._table_cores, self._now_windows,
+                      self._now_cores):  # fmt: skip
+            cache.clear()
 
     def reserve(self, start: float, duration: float, alloc: Alloc) -> None:
         """Hold ``alloc`` on ``[start, start + duration)``."""
@@ -486,6 +520,7 @@ class NodeProfile:
                 _lower(taking, alloc)
         if start <= self.now:
             self.base.take(alloc)
+            self._begun.append(alloc)
         else:
             self._add(start, -1, alloc)
             taking = self._new_taking(start, alloc)

@@ -46,8 +46,9 @@ class NodeResources(Resources):
         taken: where each job this pass started runs.
     """
 
-    #: The plan reads the running jobs as they were: made anew each pass.
-    carries_plans = False
+    #: A plan kept from pass to pass reads the running jobs as they are now and what is free
+    #: now (:meth:`NodePlan.advance`).
+    carries_plans = True
 
     def __init__(self, machine: NodeMachine) -> None:
         self.machine = machine
@@ -264,7 +265,7 @@ class NodeResources(Resources):
 
     # -- plans kept from pass to pass --------------------------------------------------------------
     def new_plan(self) -> NodePlan:
-        return NodePlan(self._profile(self.work.copy(), math.inf))
+        return NodePlan(self._profile(self.work.copy(), math.inf), self.machine)
 
     # -- bounds ------------------------------------------------------------------------------------
     def could_start_now(self, job: Job) -> bool:
@@ -379,12 +380,14 @@ class NodeResources(Resources):
 
 class NodePlan:
     """A plan on nodes (:class:`~sitesim.engine.resources.Plan`): a
-    :class:`~sitesim.platform.profile.NodeProfile` with every maintenance window."""
+    :class:`~sitesim.platform.profile.NodeProfile` with every maintenance window, on
+    ``machine``'s nodes."""
 
-    __slots__ = ("profile",)
+    __slots__ = ("machine", "profile")
 
-    def __init__(self, profile: NodeProfile) -> None:
+    def __init__(self, profile: NodeProfile, machine: NodeMachine) -> None:
         self.profile = profile
+        self.machine = machine
 
     def earliest(self, job: Job, duration: float | None = None) -> tuple[float, Any | None]:
         return self.profile.earliest(job.demand, job.estimate if duration is None else duration)
@@ -403,7 +406,7 @@ class NodePlan:
         return self.earliest(job) if moved is None else (moved, where)
 
     def advance(self, now: float) -> None:
-        self.profile.advance(now)
+        self.profile.advance(now, self.machine.available.copy())
 
 
 class _Pass:
