@@ -4,7 +4,8 @@
   conservative backfilling, the planners and SLURM's backfill, which reserve concrete nodes
   for many waiting jobs: a node a reservation holds is not interchangeable with another, so
   their schedules on nodes can differ);
-- conservative backfilling on nodes never starts a job later than the start it promised;
+- conservative backfilling on nodes never starts a job later than the start it promised, and
+  its plan carried from pass to pass gives the schedule of a plan made anew at every pass;
 - no node's cores, GPUs or memory are ever over-allocated, and a job runs only on nodes of its
   partition;
 - no job runs into a maintenance window on its nodes;
@@ -310,3 +311,20 @@ def test_conservative_on_a_platform_never_starts_a_job_after_its_promise(
     for job in site.jobs:
         if job is not None and job.id in policy.promised:  # type: ignore[attr-defined]
             assert job.start <= policy.promised[job.id]  # type: ignore[attr-defined]
+
+
+@settings(deadline=None, max_examples=max(200, settings.default.max_examples))
+@given(st.data())
+def test_conservative_on_a_platform_carries_its_plan_as_a_plan_made_anew(
+    data: st.DataObject,
+) -> None:
+    platform = data.draw(platforms(downtime=data.draw(st.booleans())))
+    jobs = data.draw(requests(platform, max_jobs=25))
+    carried = run_on(platform, jobs, create("CONSERVATIVE"))
+    with mock.patch.object(NodeResources, "carries_plans", False):
+        anew = run_on(platform, jobs, create("CONSERVATIVE"))
+    assert [(j.start, j.end, j.alloc.nodes.tolist() if j.alloc is not None else None)
+            for j in carried.jobs if j is not None] == [
+        (j.start, j.end, j.alloc.nodes.tolist() if j.alloc is not None else None)
+        for j in anew.jobs if j is not None
+    ]  # fmt: skip
