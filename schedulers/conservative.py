@@ -42,6 +42,8 @@ class Conservative(Scheduler):
         #: The waiting jobs are to be re-planned at the next pass (a job ended early, a job
         #: was withdrawn, nodes went down or came back).
         self.compress_due = False
+        #: What came back earlier than the plan foresaw, for the next plan (None: anything).
+        self._freed: list[Any] = []
 
     def submit(self, job: Job, now: float) -> None:
         self._arrived.append(job)
@@ -52,7 +54,8 @@ class Conservative(Scheduler):
         self._arrived = [job for job in self._arrived if job not in gone]
         for job in jobs:
             self.reservation.pop(job, None)
-            self._where.pop(job, None)
+            if (where := self._where.pop(job, None)) is not None:
+                self._freed.append(where)
         self._plan = None  # their reservations free processor-time: re-plan
         self.compress_due = True
 
@@ -60,10 +63,12 @@ class Conservative(Scheduler):
         if not now >= job.start + job.estimate:  # (NaN: a job requeued after a node failed)
             self._plan = None  # ended early: compress at the next pass
             self.compress_due = True
+            self._freed.append(job.alloc)  # (None on processors, and for a job requeued)
 
     def nodes_changed(self) -> None:
         self._plan = None
         self.compress_due = True
+        self._freed.append(None)
 
     def _order(self, job: Job) -> tuple[float, int]:
         return (self.reservation[job], job.id)
@@ -77,6 +82,9 @@ class Conservative(Scheduler):
         else:
             plan = self._plan = resources.new_plan()
             compress = self.compress_due or late
+            for where in [None] if late else self._freed:
+                plan.freed(where)
+            self._freed.clear()
             if queue and compress:
                 self._compressions += 1
             if compress and isinstance(plan, ProcessorPlan):

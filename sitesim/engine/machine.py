@@ -440,6 +440,9 @@ class ProcessorPlan:
     def move_up(self, job: Job, start: float, where: Any) -> tuple[float, Any]:
         return self.earliest(job)  # (any processors: the earliest is never later)
 
+    def freed(self, where: Any | None) -> None:
+        pass  # (every move_up searches: processors are interchangeable)
+
 
 def backfill_jobs(
     now: float, free: int, shadow: float, extra: int, started: list[Job], candidates: Iterable[Job]

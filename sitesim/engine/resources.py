@@ -78,6 +78,13 @@ class Plan(Protocol):
         """The clock moved to ``now``, and nothing changed but what the plan foresaw."""
         ...
 
+    def freed(self, where: Any | None) -> None:
+        """Told of a new plan: the resources at ``where`` (None: any) came back earlier than
+        the last plan foresaw (a job ended early or was withdrawn, nodes came back). A plan
+        may answer :meth:`move_up` for a job as the last plan's compression did when nothing
+        freed or moved since touches its resources."""
+        ...
+
 
 class Resources:
     """The resources of one allocation pass (see the module docstring).

@@ -59,6 +59,8 @@ class NodeResources(Resources):
         #: Per job, its earliest start as last found on the running jobs of its group alone
         #: (:meth:`earliest`): their version then, the start, where, what was free then.
         self._found: dict[Job, tuple[int, float, Alloc, Free]] = {}
+        #: The last plan :meth:`new_plan` made (the next one may reuse its answers).
+        self._plan_made: NodePlan | None = None
         self.begin(0.0)
 
     def begin(self, now: float) -> None:
@@ -265,7 +267,13 @@ class NodeResources(Resources):
 
     # -- plans kept from pass to pass --------------------------------------------------------------
     def new_plan(self) -> NodePlan:
-        return NodePlan(self._profile(self.work.copy(), math.inf), self.machine)
+        last = self._plan_made
+        self._plan_made = NodePlan(
+            self._profile(self.work.copy(), math.inf),
+            self.machine,
+            None if last is None else last._answers,
+        )
+        return self._plan_made
 
     # -- bounds ------------------------------------------------------------------------------------
     def could_start_now(self, job: Job) -> bool:
@@ -381,16 +389,45 @@ class NodeResources(Resources):
 class NodePlan:
     """A plan on nodes (:class:`~sitesim.engine.resources.Plan`): a
     :class:`~sitesim.platform.profile.NodeProfile` with every maintenance window, on
-    ``machine``'s nodes."""
+    ``machine``'s nodes.
 
-    __slots__ = ("machine", "profile")
+    A compression (:meth:`move_up` for each waiting job in reservation order) answers a job
+    as the last plan's compression did, without a search, when that answer is its
+    reservation still and nothing since has freed resources or moved a reservation on its
+    nodes (:meth:`freed`, and the jobs moved or placed anew before it in this one): on its
+    nodes the plan then holds at every time at least what it held when the job was last
+    searched for (the running jobs end as foreseen; the reservations before it are where
+    they were, or started there, or new ones), so no earlier start is free there now."""
 
-    def __init__(self, profile: NodeProfile, machine: NodeMachine) -> None:
+    __slots__ = ("_answers", "_changed", "_last", "machine", "profile")
+
+    def __init__(
+        self,
+        profile: NodeProfile,
+        machine: NodeMachine,
+        last: dict[Job, tuple[float, Any]] | None = None,
+    ) -> None:
         self.profile = profile
         self.machine = machine
+        #: The last plan's compression's answers, and this one's, by job.
+        self._last = {} if last is None else last
+        self._answers: dict[Job, tuple[float, Any]] = {}
+        #: Per node, True once something freed or moved there.
+        self._changed = np.zeros(len(machine.platform.cores), dtype=bool)
+
+    def freed(self, where: Any | None) -> None:
+        if where is None:
+            self._changed[:] = True
+        else:
+            self._changed[where.nodes] = True
 
     def earliest(self, job: Job, duration: float | None = None) -> tuple[float, Any | None]:
-        return self.profile.earliest(job.demand, job.estimate if duration is None else duration)
+        start, where = self.profile.earliest(
+            job.demand, job.estimate if duration is None else duration
+        )
+        if where is not None:  # (a job placed anew: its reservation may take a later one's)
+            self._changed[where.nodes] = True
+        return start, where
 
     def reserve(self, job: Job, start: float, where: Any, duration: float | None = None) -> None:
         self.profile.reserve(start, job.estimate if duration is None else duration, where)
@@ -402,8 +439,21 @@ class NodePlan:
         return start, where
 
     def move_up(self, job: Job, start: float, where: Any) -> tuple[float, Any]:
-        moved = self.profile.earliest_on(where, job.estimate, start)
-        return self.earliest(job) if moved is None else (moved, where)
+        last = self._last.get(job)
+        if (
+            last is not None
+            and last[0] == start
+            and last[1] is where
+            and not self._changed[where.nodes].any()
+        ):
+            answer = last  # (see the class docstring)
+        else:
+            moved = self.profile.earliest_on(where, job.estimate, start)
+            answer = self.earliest(job) if moved is None else (moved, where)
+            if answer[0] != start or answer[1] is not where:  # (its old one is free now)
+                self._changed[where.nodes] = True
+        self._answers[job] = answer
+        return answer
 
     def advance(self, now: float) -> None:
         self.profile.advance(now, self.machine.available.copy())

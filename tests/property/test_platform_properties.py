@@ -5,7 +5,9 @@
   for many waiting jobs: a node a reservation holds is not interchangeable with another, so
   their schedules on nodes can differ);
 - conservative backfilling on nodes never starts a job later than the start it promised, and
-  its plan carried from pass to pass gives the schedule of a plan made anew at every pass;
+  its plan carried from pass to pass gives the schedule of a plan made anew at every pass, as
+  its compressions that keep the last one's answers where nothing changed on a job's nodes
+  give those of compressions that search for every job;
 - no node's cores, GPUs or memory are ever over-allocated, and a job runs only on nodes of its
   partition;
 - no job runs into a maintenance window on its nodes;
@@ -33,7 +35,7 @@ from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.platform.description import Platform
 from sitesim.platform.downtime import Downtime, Outages
 from sitesim.platform.placement import Request
-from sitesim.platform.resources import NodeResources
+from sitesim.platform.resources import NodePlan, NodeResources
 from sitesim.schedulers import EASY, REGISTRY, create
 from tests.property.test_invariants import Workload, workloads
 
@@ -323,8 +325,31 @@ def test_conservative_on_a_platform_carries_its_plan_as_a_plan_made_anew(
     carried = run_on(platform, jobs, create("CONSERVATIVE"))
     with mock.patch.object(NodeResources, "carries_plans", False):
         anew = run_on(platform, jobs, create("CONSERVATIVE"))
-    assert [(j.start, j.end, j.alloc.nodes.tolist() if j.alloc is not None else None)
-            for j in carried.jobs if j is not None] == [
-        (j.start, j.end, j.alloc.nodes.tolist() if j.alloc is not None else None)
-        for j in anew.jobs if j is not None
-    ]  # fmt: skip
+    assert placements(carried) == placements(anew)
+
+
+def placements(site: Site) -> list[tuple[float, float, list[int] | None]]:
+    return [
+        (job.start, job.end, None if job.alloc is None else job.alloc.nodes.tolist())
+        for job in site.jobs
+        if job is not None
+    ]
+
+
+def search_every_time(plan: NodePlan, job: Job, start: float, where: Any) -> tuple[float, Any]:
+    """:meth:`NodePlan.move_up` without the last compression's answers."""
+    moved = plan.profile.earliest_on(where, job.estimate, start)
+    return plan.earliest(job) if moved is None else (moved, where)
+
+
+@settings(deadline=None, max_examples=max(200, settings.default.max_examples))
+@given(st.data())
+def test_conservative_on_a_platform_keeps_answers_as_a_search_finds_them(
+    data: st.DataObject,
+) -> None:
+    platform = data.draw(platforms(downtime=data.draw(st.booleans())))
+    jobs = data.draw(requests(platform, max_jobs=25))
+    kept = run_on(platform, jobs, create("CONSERVATIVE"))
+    with mock.patch.object(NodePlan, "move_up", search_every_time):
+        searched = run_on(platform, jobs, create("CONSERVATIVE"))
+    assert placements(kept) == placements(searched)
