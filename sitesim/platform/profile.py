@@ -29,7 +29,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,44 +44,61 @@ _Events = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, Any]
 
 class _Log:
     """The entries of a profile's changes in the order they were added (not by time): time,
-    whether it gives back, node, and its signed cores, GPUs and memory, in columns that grow
-    by doubling (an added change costs its own entries, not a rebuild of every change's)."""
+    whether it gives back, node, and its signed cores, GPUs and memory. Changes are written
+    into the columns when next read, those added since at once; the columns grow by doubling
+    (an added change costs its own entries, not a rebuild of every change's)."""
 
-    __slots__ = ("back", "cores", "gpus", "gpus_seen", "memory", "memory_seen", "node", "size",
-                 "time")  # fmt: skip
+    __slots__ = ("_columns", "_pending", "gpus_seen", "memory_seen", "size")
 
-    def __init__(self) -> None:
+    def __init__(self, changes: Sequence[tuple[float, int, Alloc]] = ()) -> None:
+        self._pending = list(changes)
         self.size = 0
-        self.time = np.empty(64)
-        self.back = np.empty(64, dtype=bool)
-        self.node, self.cores = np.empty(64, dtype=np.int64), np.empty(64, dtype=np.int64)
-        self.gpus, self.memory = np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int64)
+        #: time, gives back, node, cores, GPUs, memory (GPUs and memory zero until seen).
+        self._columns: tuple[np.ndarray, ...] = (
+            np.empty(0), np.empty(0, dtype=bool), *(np.zeros(0, dtype=np.int64),) * 4,
+        )  # fmt: skip
         self.gpus_seen = self.memory_seen = False
 
     def add(self, time: float, sign: int, alloc: Alloc) -> None:
-        low = self.size
-        high = low + len(alloc.nodes)
-        if high > len(self.time):
-            self._grow(high)
-        self.time[low:high] = time
-        self.back[low:high] = sign > 0
-        self.node[low:high] = alloc.nodes
-        self.cores[low:high] = alloc.cores if sign > 0 else -alloc.cores
-        if self.gpus_seen or alloc.gpus.any():
-            self.gpus_seen = True
-            self.gpus[low:high] = alloc.gpus if sign > 0 else -alloc.gpus
-        if self.memory_seen or alloc.memory.any():
-            self.memory_seen = True
-            self.memory[low:high] = alloc.memory if sign > 0 else -alloc.memory
-        self.size = high
+        self._pending.append((time, sign, alloc))
 
-    def _grow(self, need: int) -> None:
-        size = max(2 * len(self.time), need)
-        for name in ("time", "back", "node", "cores", "gpus", "memory"):
-            old = getattr(self, name)
-            grown = np.zeros(size, dtype=old.dtype)  # (zeros: GPUs and memory not seen yet)
-            grown[: self.size] = old[: self.size]
-            setattr(self, name, grown)
+    def entries(self) -> tuple[Any, ...]:
+        """The columns, as many rows as there are entries (GPUs or memory None: none)."""
+        if self._pending:
+            self._write()
+        n = self.size
+        time, back, node, cores, gpus, memory = self._columns
+        return (
+            time[:n], back[:n], node[:n], cores[:n],
+            gpus[:n] if self.gpus_seen else None, memory[:n] if self.memory_seen else None,
+        )  # fmt: skip
+
+    def _write(self) -> None:
+        changes, self._pending = self._pending, []
+        sizes = [len(alloc.nodes) for _, _, alloc in changes]
+        low = self.size
+        high = low + sum(sizes)
+        if high > len(self._columns[0]):
+            room = max(64, 2 * high)
+            self._columns = tuple(
+                np.concatenate([c[:low], np.zeros(room - low, dtype=c.dtype)])
+                for c in self._columns
+            )
+        time, back, node, cores, gpus, memory = self._columns
+        sign = np.repeat(np.array([c[1] for c in changes], dtype=np.int64), sizes)
+        time[low:high] = np.repeat([c[0] for c in changes], sizes)
+        back[low:high] = sign > 0
+        node[low:high] = np.concatenate([c[2].nodes for c in changes])
+        cores[low:high] = np.concatenate([c[2].cores for c in changes]) * sign
+        added = np.concatenate([c[2].gpus for c in changes])
+        if self.gpus_seen or added.any():
+            self.gpus_seen = True
+            gpus[low:high] = added * sign
+        added = np.concatenate([c[2].memory for c in changes])
+        if self.memory_seen or added.any():
+            self.memory_seen = True
+            memory[low:high] = added * sign
+        self.size = high
 
 
 class _Taking:
@@ -134,9 +151,7 @@ class NodeProfile:
         self._signs = [c[1] for c in changes]
         self._allocs = [c[2] for c in changes]
         self._flat: tuple[np.ndarray, ...] | None = None
-        self._log = _Log()
-        for time, sign, alloc in changes:
-            self._log.add(time, sign, alloc)
+        self._log = _Log(changes)
         #: What reservations began by now took (from ``base``): their jobs start now.
         self._begun: list[Alloc] = []
         #: Per partition: each change's signed cores in it, and the running jobs' cumulated.
@@ -229,13 +244,11 @@ class NodeProfile:
         with its node's position; by time if ``by_time`` (ties in no particular order: a
         state is read once all of a time's events are in)."""
         mine = at >= 0
-        log = self._log
-        n = log.size
-        on = mine[log.node[:n]] & (log.time[:n] <= until)
-        times, back = log.time[:n][on], log.back[:n][on]
-        where, cores = log.node[:n][on], log.cores[:n][on]
-        gpus = log.gpus[:n][on] if log.gpus_seen else None
-        memory = log.memory[:n][on] if log.memory_seen else None
+        time, back, where, cores, gpus, memory = self._log.entries()
+        on = mine[where] & (time <= until)
+        times, back, where, cores = time[on], back[on], where[on], cores[on]
+        gpus = None if gpus is None else gpus[on]
+        memory = None if memory is None else memory[on]
         if self.table is not None:
             groups = self.parts.node_group[mine]  # (a row of another group frees its nodes)
             group = int(groups[0]) if (groups == groups[0]).all() else None
@@ -501,9 +514,7 @@ class NodeProfile:
         self._times = [c[0] for c in changes]
         self._signs = [c[1] for c in changes]
         self._allocs = [c[2] for c in changes]
-        self._log = _Log()
-        for change in changes:
-            self._log.add(*change)
+        self._log = _Log(changes)
         self._taking = [taking for taking in self._taking if taking.time > now]
         self._flat = self._state = None
         for cache in (self._sorted, self._part_cores, self._table_cores, self._now_windows,
