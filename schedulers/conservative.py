@@ -82,8 +82,8 @@ class Conservative(Scheduler):
         else:
             plan = self._plan = resources.new_plan()
             compress = self.compress_due or late
-            for where in [None] if late else self._freed:
-                plan.freed(where)
+            if compress:
+                plan.freed([None] if late else self._freed)
             self._freed.clear()
             if queue and compress:
                 self._compressions += 1

@@ -440,7 +440,7 @@ class ProcessorPlan:
     def move_up(self, job: Job, start: float, where: Any) -> tuple[float, Any]:
         return self.earliest(job)  # (any processors: the earliest is never later)
 
-    def freed(self, where: Any | None) -> None:
+    def freed(self, wheres: Sequence[Any | None]) -> None:
         pass  # (every move_up searches: processors are interchangeable)
 
 

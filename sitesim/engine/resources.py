@@ -78,11 +78,12 @@ class Plan(Protocol):
         """The clock moved to ``now``, and nothing changed but what the plan foresaw."""
         ...
 
-    def freed(self, where: Any | None) -> None:
-        """Told of a new plan: the resources at ``where`` (None: any) came back earlier than
-        the last plan foresaw (a job ended early or was withdrawn, nodes came back). A plan
-        may answer :meth:`move_up` for a job as the last plan's compression did when nothing
-        freed or moved since touches its resources."""
+    def freed(self, wheres: Sequence[Any | None]) -> None:
+        """Told once, of a new plan made to compress the last one's: the resources at each
+        of ``wheres`` (None: any) came back earlier than the last plan foresaw (a job ended
+        early or was withdrawn, nodes came back), and nothing else did. The plan may then
+        answer :meth:`move_up` for a job as the last plan's compression did where nothing
+        freed or moved since touches its resources; untold, it searches for every job."""
         ...
 
 

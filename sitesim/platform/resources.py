@@ -399,7 +399,7 @@ class NodePlan:
     searched for (the running jobs end as foreseen; the reservations before it are where
     they were, or started there, or new ones), so no earlier start is free there now."""
 
-    __slots__ = ("_answers", "_changed", "_last", "machine", "profile")
+    __slots__ = ("_answers", "_changed", "_last", "_previous", "machine", "profile")
 
     def __init__(
         self,
@@ -409,17 +409,21 @@ class NodePlan:
     ) -> None:
         self.profile = profile
         self.machine = machine
-        #: The last plan's compression's answers, and this one's, by job.
-        self._last = {} if last is None else last
+        #: The last plan's compression's answers (kept once :meth:`freed` is told), and this
+        #: one's, by job.
+        self._last: dict[Job, tuple[float, Any]] = {}
+        self._previous = {} if last is None else last
         self._answers: dict[Job, tuple[float, Any]] = {}
         #: Per node, True once something freed or moved there.
         self._changed = np.zeros(len(machine.platform.cores), dtype=bool)
 
-    def freed(self, where: Any | None) -> None:
-        if where is None:
-            self._changed[:] = True
-        else:
-            self._changed[where.nodes] = True
+    def freed(self, wheres: Sequence[Any | None]) -> None:
+        self._last = self._previous
+        for where in wheres:
+            if where is None:
+                self._changed[:] = True
+            else:
+                self._changed[where.nodes] = True
 
     def earliest(self, job: Job, duration: float | None = None) -> tuple[float, Any | None]:
         start, where = self.profile.earliest(

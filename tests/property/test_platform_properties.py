@@ -315,19 +315,6 @@ def test_conservative_on_a_platform_never_starts_a_job_after_its_promise(
             assert job.start <= policy.promised[job.id]  # type: ignore[attr-defined]
 
 
-@settings(deadline=None, max_examples=max(200, settings.default.max_examples))
-@given(st.data())
-def test_conservative_on_a_platform_carries_its_plan_as_a_plan_made_anew(
-    data: st.DataObject,
-) -> None:
-    platform = data.draw(platforms(downtime=data.draw(st.booleans())))
-    jobs = data.draw(requests(platform, max_jobs=25))
-    carried = run_on(platform, jobs, create("CONSERVATIVE"))
-    with mock.patch.object(NodeResources, "carries_plans", False):
-        anew = run_on(platform, jobs, create("CONSERVATIVE"))
-    assert placements(carried) == placements(anew)
-
-
 def placements(site: Site) -> list[tuple[float, float, list[int] | None]]:
     return [
         (job.start, job.end, None if job.alloc is None else job.alloc.nodes.tolist())
@@ -342,14 +329,23 @@ def search_every_time(plan: NodePlan, job: Job, start: float, where: Any) -> tup
     return plan.earliest(job) if moved is None else (moved, where)
 
 
-@settings(deadline=None, max_examples=max(200, settings.default.max_examples))
-@given(st.data())
-def test_conservative_on_a_platform_keeps_answers_as_a_search_finds_them(
-    data: st.DataObject,
+#: Conservative backfilling's shortcuts on nodes, each undone: a plan made anew at every pass
+#: instead of one carried; compressions that search for every job instead of keeping the last
+#: one's answers.
+UNDONE = {
+    "carried": lambda: mock.patch.object(NodeResources, "carries_plans", False),
+    "kept": lambda: mock.patch.object(NodePlan, "move_up", search_every_time),
+}
+
+
+@settings(deadline=None, max_examples=max(400, settings.default.max_examples))
+@given(st.data(), st.sampled_from(sorted(UNDONE)))
+def test_conservative_on_a_platform_schedules_as_without_its_shortcuts(
+    data: st.DataObject, shortcut: str
 ) -> None:
     platform = data.draw(platforms(downtime=data.draw(st.booleans())))
     jobs = data.draw(requests(platform, max_jobs=25))
-    kept = run_on(platform, jobs, create("CONSERVATIVE"))
-    with mock.patch.object(NodePlan, "move_up", search_every_time):
-        searched = run_on(platform, jobs, create("CONSERVATIVE"))
-    assert placements(kept) == placements(searched)
+    fast = run_on(platform, jobs, create("CONSERVATIVE"))
+    with UNDONE[shortcut]():
+        plain = run_on(platform, jobs, create("CONSERVATIVE"))
+    assert placements(fast) == placements(plain)
