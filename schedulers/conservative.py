@@ -63,7 +63,8 @@ class Conservative(Scheduler):
         if not now >= job.start + job.estimate:  # (NaN: a job requeued after a node failed)
             self._plan = None  # ended early: compress at the next pass
             self.compress_due = True
-            self._freed.append(job.alloc)  # (None on processors, and for a job requeued)
+            if job.alloc is not None:  # (None on processors; a job requeued: nodes changed)
+                self._freed.append(job.alloc)
 
     def nodes_changed(self) -> None:
         self._plan = None
