@@ -391,10 +391,11 @@ class NodePlan:
     :class:`~sitesim.platform.profile.NodeProfile` with every maintenance window, on
     ``machine``'s nodes.
 
-    A compression (:meth:`move_up` for each waiting job in reservation order) answers a job
-    as the last plan's compression did, without a search, when that answer is its
-    reservation still and nothing since has freed resources or moved a reservation on its
-    nodes (:meth:`freed`, and the jobs moved or placed anew before it in this one): on its
+    A compression (:meth:`move_up` for each waiting job in reservation order), once told
+    what was freed since the last (:meth:`freed`), answers a job as the last plan's
+    compression did, without a search, when that answer is its reservation still and nothing
+    since has freed resources or moved a reservation on its nodes (what :meth:`freed` names,
+    and the jobs moved or placed anew before it in this one): on its
     nodes the plan then holds at every time at least what it held when the job was last
     searched for (the running jobs end as foreseen; the reservations before it are where
     they were, or started there, or new ones), so no earlier start is free there now."""
