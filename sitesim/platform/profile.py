@@ -101,6 +101,55 @@ class _Log:
         self.size = high
 
 
+class _Forward:
+    """What is free on every node of a profile at ``time``, a time that only moves forward
+    (:meth:`at`): ``base``, the running jobs' rows ending by then and the plan's changes by
+    then; a change added after ``time`` waits for it in a heap, one added at or before it is
+    applied at once."""
+
+    __slots__ = ("_added", "_done", "_rows", "_waiting", "state", "time")
+
+    def __init__(self, profile: NodeProfile) -> None:
+        self.state = profile.base.copy()
+        self.time = profile.now
+        self._rows = profile._table_by_end(None) if profile.table is not None else None
+        self._done = 0  # (rows applied)
+        changes = zip(profile._times, range(len(profile._times)), profile._signs,
+                      profile._allocs, strict=True)  # fmt: skip
+        self._waiting = list(changes)  # (by time: a heap)
+        self._added = len(self._waiting)
+
+    def add(self, time: float, sign: int, alloc: Alloc) -> None:
+        if time <= self.time:
+            _change(self.state, sign, alloc)
+        else:
+            heapq.heappush(self._waiting, (time, self._added, sign, alloc))
+            self._added += 1
+
+    def at(self, t: float) -> Free:
+        """What is free at ``t`` (no earlier than the last time asked); read it before the
+        next call."""
+        rows = self._rows
+        if rows is not None:
+            k = int(np.searchsorted(rows[0], t, side="right"))
+            if k > self._done:
+                _add_rows(self.state, rows[1:], self._done, k)
+                self._done = k
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= t:
+            _, _, sign, alloc = heapq.heappop(waiting)
+            _change(self.state, sign, alloc)
+        self.time = t
+        return self.state
+
+
+def _change(state: Free, sign: int, alloc: Alloc) -> None:
+    if sign > 0:
+        state.give(alloc)
+    else:
+        state.take(alloc)
+
+
 class _Taking:
     """A change that takes resources at ``time`` (a reservation or a maintenance window), and
     what is left on its nodes right after it."""
@@ -127,9 +176,9 @@ class NodeProfile:
     """
 
     __slots__ = (
-        "_allocs", "_begun", "_flat", "_log", "_now_cores", "_now_windows", "_part_cores",
-        "_signs", "_sorted", "_state", "_table_cores", "_taking", "_times", "base", "now",
-        "parts", "table",
+        "_allocs", "_begun", "_flat", "_forward", "_log", "_now_cores", "_now_windows",
+        "_part_cores", "_signs", "_sorted", "_state", "_table_cores", "_taking", "_times",
+        "base", "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -154,6 +203,9 @@ class NodeProfile:
         self._log = _Log(changes)
         #: What reservations began by now took (from ``base``): their jobs start now.
         self._begun: list[Alloc] = []
+        #: Every node's state at a time that only moves forward, for takings made in time
+        #: order (None until a second taking; False for the first).
+        self._forward: _Forward | bool | None = None
         #: Per partition: each change's signed cores in it, and the running jobs' cumulated.
         self._part_cores: dict[int, list[int]] = {}
         self._table_cores: dict[int, np.ndarray] = {}
@@ -225,11 +277,17 @@ class NodeProfile:
             after = Free(
                 before.cores - alloc.cores, before.gpus - alloc.gpus, before.memory - alloc.memory
             )
+        elif isinstance(self._forward, _Forward) and time >= self._forward.time:
+            after = _on(self._forward.at(time), alloc.nodes)  # (the change itself included)
         else:
             after = _on(self.base, alloc.nodes)
             at = self._positions(alloc.nodes)
             events = self._events_on(at, time, by_time=False)  # (the change itself included)
             _apply(after, events, 0, len(events[0]))
+            if self._forward is None:
+                self._forward = False  # (one taking: its own nodes' events are enough)
+            elif self._forward is False:  # (more: one walk forward may serve them)
+                self._forward = _Forward(self)
         return _Taking(time, alloc, after)
 
     def _positions(self, nodes: np.ndarray) -> np.ndarray:
@@ -516,7 +574,7 @@ class NodeProfile:
         self._allocs = [c[2] for c in changes]
         self._log = _Log(changes)
         self._taking = [taking for taking in self._taking if taking.time > now]
-        self._flat = self._state = None
+        self._flat = self._state = self._forward = None
         for cache in (self._sorted, self._part_cores, self._table_cores, self._now_windows,
                       self._now_cores):  # fmt: skip
             cache.clear()
@@ -532,6 +590,8 @@ class NodeProfile:
         if start <= self.now:
             self.base.take(alloc)
             self._begun.append(alloc)
+            if isinstance(self._forward, _Forward):
+                self._forward.state.take(alloc)
         else:
             self._add(start, -1, alloc)
             taking = self._new_taking(start, alloc)
@@ -545,6 +605,8 @@ class NodeProfile:
         self._allocs.insert(k, alloc)
         self._flat = None
         self._log.add(time, sign, alloc)
+        if isinstance(self._forward, _Forward):
+            self._forward.add(time, sign, alloc)
         member = self.parts.member
         for part, extra in self._part_cores.items():
             extra.insert(k, sign * int(alloc.cores[member[part][alloc.nodes]].sum()))

@@ -175,3 +175,30 @@ def test_a_reservation_where_its_resources_are_found_free_reads_what_is_free_the
     asked.reserve(start, duration, given)
     fresh.reserve(start, duration, given)
     assert _takings(asked) == _takings(fresh)
+
+
+#: Many reservations, their starts in any order: (start, duration, partition, cores).
+MANY_RESERVED = st.lists(
+    st.tuples(
+        st.sampled_from([100.0, 120.0, 150.0, 200.0, 250.0, 300.0]),
+        st.sampled_from([30.0, 50.0, 100.0]), st.sampled_from([0, 1, 3]), st.integers(1, 12),
+    ),
+    max_size=10,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(RUNNING, MANY_RESERVED)
+def test_what_each_reservation_leaves_is_what_is_free_right_after_it(
+    running: list[tuple[int, int, float]], reserved: list[tuple[float, float, int, int]]
+) -> None:
+    """A reservation's taking keeps what is free on its nodes right after it, however many
+    are made and in whatever order of their starts (by brute force)."""
+    profile, releases = _profile(running)
+    for start, length, part, cores in reserved:
+        free = _free_during(profile, releases, start, start + length)
+        if (at := place(PARTS, Demand(part, cores), free)) is not None:
+            profile.reserve(start, length, at)
+    for taking in profile._taking:
+        then = _free_during(profile, releases, taking.time, taking.time)
+        assert taking.after.cores.tolist() == then.cores[taking.alloc.nodes].tolist()
