@@ -177,8 +177,8 @@ class NodeProfile:
 
     __slots__ = (
         "_allocs", "_begun", "_flat", "_forward", "_log", "_now_cores", "_now_windows",
-        "_part_cores", "_signs", "_sorted", "_state", "_table_cores", "_taking", "_times",
-        "base", "now", "parts", "table",
+        "_part_cores", "_read", "_signs", "_sorted", "_state", "_table_cores", "_taking",
+        "_times", "base", "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -204,8 +204,9 @@ class NodeProfile:
         #: What reservations began by now took (from ``base``): their jobs start now.
         self._begun: list[Alloc] = []
         #: Every node's state at a time that only moves forward, for takings made in time
-        #: order (None until a second taking; False for the first).
-        self._forward: _Forward | bool | None = None
+        #: order (made at the second taking read on its own nodes' events: ``_read``).
+        self._forward: _Forward | None = None
+        self._read = 0
         #: Per partition: each change's signed cores in it, and the running jobs' cumulated.
         self._part_cores: dict[int, list[int]] = {}
         self._table_cores: dict[int, np.ndarray] = {}
@@ -277,17 +278,16 @@ class NodeProfile:
             after = Free(
                 before.cores - alloc.cores, before.gpus - alloc.gpus, before.memory - alloc.memory
             )
-        elif isinstance(self._forward, _Forward) and time >= self._forward.time:
+        elif self._forward is not None and time >= self._forward.time:
             after = _on(self._forward.at(time), alloc.nodes)  # (the change itself included)
         else:
             after = _on(self.base, alloc.nodes)
             at = self._positions(alloc.nodes)
             events = self._events_on(at, time, by_time=False)  # (the change itself included)
-            _apply(after, events, 0, len(events[0]))
-            if self._forward is None:
-                self._forward = False  # (one taking: its own nodes' events are enough)
-            elif self._forward is False:  # (more: one walk forward may serve them)
-                self._forward = _Forward(self)
+            _add_rows(after, events[2:], 0, len(events[0]))
+            self._read += 1
+            if self._read == 2:  # (one taking: its own nodes' events were enough; more: one
+                self._forward = _Forward(self)  # walk forward may serve them)
         return _Taking(time, alloc, after)
 
     def _positions(self, nodes: np.ndarray) -> np.ndarray:
@@ -450,7 +450,7 @@ class NodeProfile:
         for t in [now, *np.unique(times[back & (times > now)]).tolist()]:
             if t > now:
                 upto = int(np.searchsorted(times, t, side="right"))
-                _apply(state, events, done, upto)
+                _add_rows(state, events[2:], done, upto)
                 done = upto
             if self._holds_during(state, t, t + duration, alloc, at):
                 if t > now:  # (what is free then: its reservation's taking reads it)
@@ -575,6 +575,7 @@ class NodeProfile:
         self._log = _Log(changes)
         self._taking = [taking for taking in self._taking if taking.time > now]
         self._flat = self._state = self._forward = None
+        self._read = 0
         for cache in (self._sorted, self._part_cores, self._table_cores, self._now_windows,
                       self._now_cores):  # fmt: skip
             cache.clear()
@@ -590,7 +591,7 @@ class NodeProfile:
         if start <= self.now:
             self.base.take(alloc)
             self._begun.append(alloc)
-            if isinstance(self._forward, _Forward):
+            if self._forward is not None:
                 self._forward.state.take(alloc)
         else:
             self._add(start, -1, alloc)
@@ -605,7 +606,7 @@ class NodeProfile:
         self._allocs.insert(k, alloc)
         self._flat = None
         self._log.add(time, sign, alloc)
-        if isinstance(self._forward, _Forward):
+        if self._forward is not None:
             self._forward.add(time, sign, alloc)
         member = self.parts.member
         for part, extra in self._part_cores.items():
@@ -629,7 +630,8 @@ def _lower(taking: _Taking, alloc: Alloc) -> None:
 
 def _add_rows(state: Free, rows: tuple[Any, ...], start: int, stop: int) -> None:
     """Add rows ``start:stop`` of ``(nodes, cores, GPUs, memory)`` (GPUs or memory None: none)
-    to ``state``."""
+    to ``state`` (the nodes as indices into its arrays: a state of some nodes takes their
+    positions)."""
     nodes = rows[0][start:stop]
     for target, values in zip(state, rows[1:], strict=True):
         if values is None:
@@ -639,16 +641,6 @@ def _add_rows(state: Free, rows: tuple[Any, ...], start: int, stop: int) -> None
             target += np.bincount(nodes, part, len(target)).astype(np.int64)
         else:
             np.add.at(target, nodes, part)
-
-
-def _apply(state: Free, events: _Events, start: int, stop: int) -> None:
-    """Add events ``start:stop`` to ``state`` (on the events' nodes, aligned with them)."""
-    if stop <= start:
-        return
-    at = events[2][start:stop]
-    for target, values in zip(state, events[3:], strict=True):
-        if values is not None:
-            np.add.at(target, at, values[start:stop])
 
 
 def _joined(first: Any, second: Any, before: int, after: int) -> Any:

@@ -89,6 +89,17 @@ def _free_during(profile: NodeProfile, releases: Releases, start: float, end: fl
     return lowest
 
 
+def _reserve_where_free(
+    profile: NodeProfile, releases: Releases, reserved: list[tuple[float, float, int, int]]
+) -> None:
+    """Make each reservation ``(start, duration, partition, cores)`` where it fits then (by
+    brute force), if it does."""
+    for start, length, part, cores in reserved:
+        free = _free_during(profile, releases, start, start + length)
+        if (at := place(PARTS, Demand(part, cores), free)) is not None:
+            profile.reserve(start, length, at)
+
+
 @settings(max_examples=300, deadline=None)
 @given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]))
 def test_a_plan_on_nodes_as_a_brute_force_search(
@@ -98,12 +109,7 @@ def test_a_plan_on_nodes_as_a_brute_force_search(
     duration: float,
 ) -> None:
     profile, releases = _profile(running)
-    for start, length, part, cores in reserved:  # (each where it fits then, if it does)
-        at = place(
-            PARTS, Demand(part, cores), _free_during(profile, releases, start, start + length)
-        )
-        if at is not None:
-            profile.reserve(start, length, at)
+    _reserve_where_free(profile, releases, reserved)
     part, cores, nodes = ask
     demand = Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part])))
     free_now = profile.base.cores > 0
@@ -159,10 +165,7 @@ def test_a_reservation_where_its_resources_are_found_free_reads_what_is_free_the
     what a reservation made without asking first leaves (the search keeps what is free)."""
     profiles = [_profile(running) for _ in range(2)]
     for profile, releases in profiles:
-        for start, length, part, cores in reserved:
-            free = _free_during(profile, releases, start, start + length)
-            if (at := place(PARTS, Demand(part, cores), free)) is not None:
-                profile.reserve(start, length, at)
+        _reserve_where_free(profile, releases, reserved)
     part, cores, nodes = ask
     given = place(PARTS, Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part]))),
                   capacity(PLATFORM))  # fmt: skip
@@ -195,10 +198,7 @@ def test_what_each_reservation_leaves_is_what_is_free_right_after_it(
     """A reservation's taking keeps what is free on its nodes right after it, however many
     are made and in whatever order of their starts (by brute force)."""
     profile, releases = _profile(running)
-    for start, length, part, cores in reserved:
-        free = _free_during(profile, releases, start, start + length)
-        if (at := place(PARTS, Demand(part, cores), free)) is not None:
-            profile.reserve(start, length, at)
+    _reserve_where_free(profile, releases, reserved)
     for taking in profile._taking:
         then = _free_during(profile, releases, taking.time, taking.time)
         assert taking.after.cores.tolist() == then.cores[taking.alloc.nodes].tolist()
