@@ -250,6 +250,7 @@ class NodeMachine:
         insort(self.running, (now + job.estimate, job.id, job))
         self.held[job.id] = cores
         self._rows[job.id] = self.releases.add(alloc, now + job.estimate)
+        self._resources.started(alloc, now + job.estimate)
         run = self._runs.get(job.id, 0) + 1
         self._runs[job.id] = run
         env.after(duration, self._end_callbacks, (job, run))
@@ -267,6 +268,7 @@ class NodeMachine:
     def _release(self, job: Job) -> None:
         running = self.running
         del running[bisect_left(running, (job.start + job.estimate, job.id))]
+        self._resources.ended(job.alloc, job.start + job.estimate)
         self.releases.remove(self._rows.pop(job.id))
         alloc: Alloc = job.alloc
         cores = self.held.pop(job.id)

@@ -178,7 +178,7 @@ class NodeProfile:
     __slots__ = (
         "_allocs", "_begun", "_flat", "_forward", "_log", "_now_cores", "_now_windows",
         "_part_cores", "_read", "_signs", "_sorted", "_state", "_table_cores", "_taking",
-        "_times", "base", "now", "parts", "table",
+        "_times", "_whole", "base", "now", "parts", "table",
     )  # fmt: skip
 
     def __init__(
@@ -218,6 +218,8 @@ class NodeProfile:
         #: What :meth:`earliest` or :meth:`earliest_on` last found free at its answer: (time,
         #: changes then, state on where's nodes (arrays aligned with them), where).
         self._state: tuple[float, int, Free, Alloc] | None = None
+        #: What :meth:`earliest` last found free on every node at its answer, and where.
+        self._whole: tuple[Free, Alloc, int] | None = None
         for k, sign in enumerate(self._signs):
             if sign < 0:
                 self._taking.append(self._new_taking(self._times[k], self._allocs[k]))
@@ -380,7 +382,7 @@ class NodeProfile:
         partition, at a time with no reservation or window beginning before the job would
         end, they are also enough: placement then succeeds on what is free at that time."""
         now = self.now
-        self._state = None  # (what it finds free at its answer is kept for that answer alone)
+        self._state = self._whole = None  # (what it finds free at its answer: for it alone)
         free_now = self.base.cores > 0  # (used last)
         simple = self._cores_only(demand)
         if not (simple and self._clear(now, now + duration)):
@@ -398,6 +400,7 @@ class NodeProfile:
                 alloc = place(self.parts, demand, state, free_now)
                 assert alloc is not None  # (the cores are there, on nodes it may use)
                 self._state = (t, len(self._times), _on(state, alloc.nodes), alloc)
+                self._whole = (state, alloc, demand.part)  # (the walk's state: not read again)
                 return t, alloc
             alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
             if alloc is not None:
@@ -411,6 +414,19 @@ class NodeProfile:
         if kept is None or kept[3] is not where or kept[0] != t or kept[1] != len(self._times):
             return None
         return kept[2]
+
+    def state_found(self, t: float, where: Alloc) -> tuple[Free, int] | None:
+        """What :meth:`earliest` found free on every node at its answer ``(t, where)`` (the
+        caller owns it from then on), and the cores free in its partition just before ``t``
+        (the base's and the running jobs' ends: with no change of the plan there), if it kept
+        them and the plan did not change since."""
+        whole, self._whole = self._whole, None
+        if whole is None or whole[1] is not where or self.free_at(t, where) is None:
+            return None
+        state, part = whole[0], whole[2]
+        ends = self._table_by_end(self.parts.group[part])[0] if self.table is not None else ()
+        before = self._table_cores_of(part)[int(np.searchsorted(ends, t))] if len(ends) else 0
+        return state, self._part_cores_of(self.base, part) + int(before)
 
     def expect(self, t: float, where: Alloc, free: Free) -> None:
         """The reservation of ``where`` at ``t``, where ``free`` is what is free then on

@@ -31,7 +31,7 @@ import numpy as np
 
 from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.platform.placement import Alloc, Demand, Free, place
-from sitesim.platform.profile import NodeProfile
+from sitesim.platform.profile import NodeProfile, _on
 
 if TYPE_CHECKING:
     from sitesim.engine.job import Job
@@ -56,9 +56,10 @@ class NodeResources(Resources):
         self.groups = machine.parts.group
         self.partitions = len(self.groups)
         self._kept: _Pass | None = None
-        #: Per job, its earliest start as last found on the running jobs of its group alone
-        #: (:meth:`earliest`): their version then, the start, where, what was free then.
-        self._found: dict[Job, tuple[int, float, Alloc, Free]] = {}
+        #: Per group of partitions, and per job, its earliest start as last found on the
+        #: group's running jobs alone (:meth:`earliest`), brought up to date by the starts
+        #: since (:meth:`started`).
+        self._found: dict[int, dict[Job, _Found]] = {}
         #: The last plan :meth:`new_plan` made (the next one may reuse its answers).
         self._plan_made: NodePlan | None = None
         self.begin(0.0)
@@ -137,8 +138,9 @@ class NodeResources(Resources):
     def take_now(self, job: Job, where: Any) -> None:
         alloc: Alloc = where
         self._failed.clear()
-        self._touched.add(self.groups[job.demand.part])
-        self._found.pop(job, None)
+        group = self.groups[job.demand.part]
+        self._touched.add(group)
+        self._found.get(group, {}).pop(job, None)
         self.taken[job] = alloc
         self.free -= int(alloc.cores.sum())
         machine = self.machine
@@ -172,18 +174,38 @@ class NodeResources(Resources):
         plan = self._plan()
         version = self._untouched(job, length)
         if version is not None:
-            found = self._found.get(job)
-            if found is not None and found[0] == version and found[1] > self.now:
-                plan.expect(found[1], found[2], found[3])
-                return found[1], found[2]
+            found = self._found.get(self.groups[job.demand.part], {}).get(job)
+            if found is not None:
+                where = found.answer(job, version, plan)
+                if where is not None:
+                    plan.expect(found.start, where, _on(found.state, where.nodes))
+                    return found.start, where
         start, where = plan.earliest(job.demand, length)
         if version is not None and where is not None:
-            free = plan.free_at(start, where)
-            if free is not None:
-                if len(self._found) > 1024:  # (jobs gone long ago)
-                    self._found.clear()
-                self._found[job] = (version, start, where, free)
+            kept = plan.state_found(start, where)
+            if kept is not None:
+                found_in = self._found.setdefault(self.groups[job.demand.part], {})
+                if len(found_in) > 64:  # (jobs gone long ago)
+                    found_in.clear()
+                found_in[job] = _Found(job, version, start, where, *kept)
         return start, where
+
+    def started(self, alloc: Alloc, end: float) -> None:
+        """The machine started a job on ``alloc`` until ``end`` (estimated): the starts found
+        before on its group take it into account (:class:`_Found`)."""
+        found_in = self._found and self._found.get(int(self.parts.node_group[alloc.nodes[0]]))
+        if found_in:
+            for found in found_in.values():
+                found.started(alloc, end)
+
+    def ended(self, alloc: Alloc, end: float) -> None:
+        """A job that held ``alloc`` until ``end`` (estimated) ended or was killed: the starts
+        found before on its group take it into account (:class:`_Found`)."""
+        found_in = self._found and self._found.get(int(self.parts.node_group[alloc.nodes[0]]))
+        if found_in:
+            member = self.parts.member
+            for found in found_in.values():
+                found.ended(alloc, end, member)
 
     def _untouched(self, job: Job, length: float) -> int | None:
         """The version of the running jobs of ``job``'s group of partitions
@@ -191,8 +213,8 @@ class NodeResources(Resources):
         else None. It is for a demand of cores only on a shared partition, no node down and
         no maintenance window, and nothing this pass started or reserved on the group's
         nodes: the plan's answer then depends on what is free on them now and on their
-        running jobs' rows (other groups' reservations leave their nodes alone), so it is the
-        answer found last while that version held, unless that start has come."""
+        running jobs' rows (other groups' reservations leave their nodes alone), so it can
+        be found again from the answer found before and the starts since (:class:`_Found`)."""
         demand = job.demand
         if length != job.estimate or demand.nodes or demand.gpus or demand.memory:
             return None
@@ -384,6 +406,72 @@ class NodeResources(Resources):
                 list(jobs), self._reach, self.machine.changes, self.profile, self._work,
                 self._ended, set(blocked), self._failed, pending,
             )  # fmt: skip
+
+
+class _Found:
+    """A job's earliest start found on the running jobs of its group of partitions alone
+    (:meth:`NodeResources.earliest`: a demand of cores only on a shared partition, with no
+    reservation or window on the group's nodes), kept up to date as jobs start and end there,
+    and found again without a search while that can be shown.
+
+    Such a start is the first time the cores free in the job's partition reach its cores (they
+    only rise from then on), placed there with the nodes free now last. Before it, they fall
+    short by at least what they lacked just before it (``short``):
+
+    - a start only takes: no time fits that did not before; what is free at the start found
+      is less what the job holds past it;
+    - an end before its estimate gives back from now: if it was estimated to end before the
+      start found, every time before that start holds no more than it did just before it
+      (the end was counted from its estimate on); else every time before it holds the job's
+      cores in the partition more, and what is free at the start found holds the job's
+      resources too if it was estimated to end after it.
+
+    While the partition still falls short before the start (``short`` > 0) and placement
+    finds the job's cores at it, the start is the same, and where is placement's answer
+    there, as a search would give. A job killed where a node went down ends here; it is
+    not asked while a node is down (:meth:`NodeResources._untouched`), and a node comes back
+    with nothing held."""
+
+    __slots__ = ("part", "short", "start", "state", "version", "where")
+
+    def __init__(
+        self, job: Job, version: int, start: float, where: Alloc, state: Free, before: int
+    ) -> None:
+        self.part = job.demand.part
+        #: The version of the group's running jobs it holds for (:meth:`Releases.version`).
+        self.version = version
+        self.start = start
+        #: Where it was placed (None: to be placed again since a start or an end).
+        self.where: Alloc | None = where
+        #: What is free at ``start`` on every node (its own copy).
+        self.state = state
+        #: At least how many cores the partition lacks at every time before ``start``.
+        self.short = job.demand.cores - before
+
+    def started(self, alloc: Alloc, end: float) -> None:
+        """A job started on the group's nodes on ``alloc``, until ``end`` (estimated)."""
+        self.version += 1
+        self.where = None  # (the nodes free now changed: placement's order may)
+        if end > self.start:
+            self.state.take(alloc)
+
+    def ended(self, alloc: Alloc, end: float, member: list[np.ndarray]) -> None:
+        """A job that held ``alloc`` on the group's nodes until ``end`` (estimated) ended."""
+        self.version += 1
+        self.where = None
+        if end >= self.start:
+            self.short -= int(alloc.cores[member[self.part][alloc.nodes]].sum())
+            if end > self.start:
+                self.state.give(alloc)
+
+    def answer(self, job: Job, version: int, plan: NodeProfile) -> Alloc | None:
+        """Where ``job`` starts at :attr:`start` on ``plan``, the running jobs of its group at
+        ``version``; None if a search is needed."""
+        if version != self.version or self.short <= 0 or self.start <= plan.now:
+            return None
+        if self.where is None:
+            self.where = place(plan.parts, job.demand, self.state, plan.base.cores > 0)
+        return self.where
 
 
 class NodePlan:

@@ -225,15 +225,18 @@ def test_no_job_runs_into_a_maintenance_window_on_its_nodes(data: st.DataObject,
 
 #: Two groups of partitions (``a`` and ``low`` share nodes; ``b`` has its own), all shared: a
 #: job's earliest start is often found again while the other group changes.
-TWO_GROUPS = Platform.from_dict(
-    {
-        "nodes": [{"type": "a", "count": 3, "cores": 4}, {"type": "b", "count": 2, "cores": 4}],
-        "partitions": [
-            {"name": "a", "nodes": ["a"], "allocation": "shared"},
-            {"name": "low", "nodes": ["0-1"], "allocation": "shared"},
-            {"name": "b", "nodes": ["b"], "allocation": "shared"},
-        ],
-    }
+TWO_GROUPS_DATA: dict[str, Any] = {
+    "nodes": [{"type": "a", "count": 3, "cores": 4}, {"type": "b", "count": 2, "cores": 4}],
+    "partitions": [
+        {"name": "a", "nodes": ["a"], "allocation": "shared"},
+        {"name": "low", "nodes": ["0-1"], "allocation": "shared"},
+        {"name": "b", "nodes": ["b"], "allocation": "shared"},
+    ],
+}
+TWO_GROUPS = Platform.from_dict(TWO_GROUPS_DATA)
+#: The same, its nodes failing now and then (jobs killed and requeued, nodes back later).
+TWO_GROUPS_FAILING = Platform.from_dict(
+    {**TWO_GROUPS_DATA, "downtime": {"failures": {"mtbf": "00:30:00", "mttr": "00:01:00"}}}
 )
 
 
@@ -256,14 +259,15 @@ ASK_EARLIEST = ["CREASY", "EASY", "ECON", "PRIORITY"]
 
 
 @settings(deadline=None, max_examples=max(200, settings.default.max_examples))
-@given(cores_only(), st.sampled_from(ASK_EARLIEST))
-def test_a_start_found_again_is_the_one_searched_again(jobs: list[Asked], name: str) -> None:
-    reused = run_on(TWO_GROUPS, jobs, create(name))
+@given(cores_only(), st.sampled_from(ASK_EARLIEST), st.booleans())
+def test_a_start_found_again_is_the_one_searched_again(
+    jobs: list[Asked], name: str, failing: bool
+) -> None:
+    platform = TWO_GROUPS_FAILING if failing else TWO_GROUPS
+    reused = run_on(platform, jobs, create(name))
     with mock.patch.object(NodeResources, "_untouched", lambda *_: None):  # (always search)
-        searched = run_on(TWO_GROUPS, jobs, create(name))
-    assert [(j.start, j.end) for j in reused.jobs if j is not None] == [
-        (j.start, j.end) for j in searched.jobs if j is not None
-    ]
+        searched = run_on(platform, jobs, create(name))
+    assert placements(reused) == placements(searched)
 
 
 class RecordingEASY(EASY):
@@ -315,12 +319,14 @@ def test_conservative_on_a_platform_never_starts_a_job_after_its_promise(
             assert job.start <= policy.promised[job.id]  # type: ignore[attr-defined]
 
 
-def placements(site: Site) -> list[tuple[float, float, list[int] | None]]:
+def placements(site: Site) -> list[tuple[float, float, list[int] | None, list[int] | None]]:
+    """Each job's start, end, nodes and cores on each."""
     return [
-        (job.start, job.end, None if job.alloc is None else job.alloc.nodes.tolist())
+        (job.start, job.end, *((None, None) if job.alloc is None else
+                               (job.alloc.nodes.tolist(), job.alloc.cores.tolist())))
         for job in site.jobs
         if job is not None
-    ]
+    ]  # fmt: skip
 
 
 def search_every_time(plan: NodePlan, job: Job, start: float, where: Any) -> tuple[float, Any]:
