@@ -201,6 +201,8 @@ def place(
         if uniform and not count and np.count_nonzero(ok) * uniform < want:
             return None  # (not enough idle nodes: the common answer, found fast)
     else:
+        if not (count or demand.nodeset or gpus or memory or parts.best_fit or last is not None):
+            return _first_cores(parts.nodes[k], cores_free, want)
         if not count and int(cores_free.sum()) < want:
             return None
         ok = cores_free > 0
@@ -258,6 +260,21 @@ def place(
     if exclusive:
         return Alloc(picked, taken, cap_gpus[chosen].copy(), cap_mem[chosen].copy())
     return Alloc(picked, taken, np.full(n, gpus, np.int64), np.full(n, memory, np.int64))
+
+
+def _first_cores(nodes: np.ndarray, cores_free: np.ndarray, want: int) -> Alloc | None:
+    """First fit of ``want`` cores on a shared partition's nodes (``nodes``, their free cores
+    ``cores_free``), nothing else asked: every free core of node after node, in index order,
+    the last node only what is left to take."""
+    cumulative = np.cumsum(cores_free)
+    if not len(cumulative) or cumulative[-1] < want:
+        return None
+    used = int(np.searchsorted(cumulative, want)) + 1  # (nodes up to the one that covers them)
+    chosen = np.flatnonzero(cores_free[:used])
+    taken = cores_free[chosen]
+    taken[-1] -= int(cumulative[used - 1]) - want
+    n = len(chosen)
+    return Alloc(nodes[chosen], taken, np.zeros(n, np.int64), np.zeros(n, np.int64))
 
 
 def _order(

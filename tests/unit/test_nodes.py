@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitesim.cli.main import main
 from sitesim.engine.job import Job, JobState
@@ -67,6 +69,21 @@ def test_shared_packs_cores_and_best_fit_takes_the_tightest_node() -> None:
     assert best is not None and (best.nodes.tolist(), best.cores.tolist()) == ([3], [2])
     wide = place(parts(placement="best_fit"), Demand(1, cores=10), free)  # (no node holds it)
     assert wide is not None and (wide.nodes.tolist(), wide.cores.tolist()) == ([0, 2], [2, 8])
+
+
+@given(st.lists(st.integers(0, 8), min_size=4, max_size=4), st.integers(1, 30))
+def test_shared_first_fit_of_cores_alone_takes_what_the_general_path_takes(
+    free_cores: list[int], cores: int
+) -> None:
+    p = parts()
+    free = capacity(p.platform)
+    free.cores[:] = np.minimum(free_cores, p.platform.cores)
+    general = place(p, Demand(1, cores), free, np.zeros(4, dtype=bool))  # (nothing put last)
+    fast = place(p, Demand(1, cores), free)
+    assert (fast is None) == (general is None)
+    if fast is not None and general is not None:
+        assert all(np.array_equal(a, b) for a, b in zip(fast, general, strict=True))
+        assert fast.cores.sum() == cores and (fast.cores > 0).all()
 
 
 def test_shared_with_a_node_count_and_gpus_per_node() -> None:
