@@ -222,6 +222,13 @@ def test_a_sweep_killed_halfway_runs_only_the_missing_runs(tmp_path, capsys):
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)  # the sweep and its workers, at once
     process.wait()
+    gone_by = time.monotonic() + 60  # (a worker finishes the call it is in, a rename, first)
+    while time.monotonic() < gone_by:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.02)
     done = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
     assert 3 <= len(done) < 12 and not (out / "runs.csv").exists()
     assert main(["sweep", str(toml), "--serial"]) == 0
