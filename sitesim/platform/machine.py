@@ -228,10 +228,14 @@ class NodeMachine:
         """
         nodes = alloc.nodes
         available = self.available
+        before = available.cores[nodes]
+        cores = int(alloc.cores.sum())
         if (
-            not self.up[nodes].all()
-            or not available.holds(alloc)
-            or int(alloc.cores.sum()) < job.size
+            (self.nodes_down and not self.up[nodes].all())
+            or not (before >= alloc.cores).all()
+            or (alloc.gpus.any() and not (available.gpus[nodes] >= alloc.gpus).all())
+            or (alloc.memory.any() and not (available.memory[nodes] >= alloc.memory).all())
+            or cores < job.size
             or not self.parts.member[job.demand.part][nodes].all()
         ):
             raise OverAllocationError(
@@ -241,10 +245,7 @@ class NodeMachine:
         env = self.env
         now = env.now
         duration = job.mark_started(now)
-        before = available.cores[nodes]
-        available.take(alloc)
-        self._recount(nodes, before)
-        cores = int(alloc.cores.sum())
+        self._hold(alloc, -1, before)
         self.free -= cores
         job.alloc = alloc
         insort(self.running, (now + job.estimate, job.id, job))
@@ -276,9 +277,7 @@ class NodeMachine:
             job.demand.part, len(alloc.nodes), cores, int(alloc.gpus.sum()),
             int(alloc.memory.sum()), format_nodes(alloc.nodes),
         )  # fmt: skip
-        before = self.available.cores[alloc.nodes]
-        self.available.give(alloc)
-        self._recount(alloc.nodes, before)
+        self._hold(alloc, 1, self.available.cores[alloc.nodes])
         self.free += cores
         down = alloc.nodes[~self.up[alloc.nodes]]
         if len(down):  # (nothing is free on a down node)
@@ -361,10 +360,25 @@ class NodeMachine:
             self._recount(back, before)
             self.free += int(platform.cores[back].sum())
 
-    def _recount(self, nodes: np.ndarray, before: np.ndarray) -> None:
-        """The free cores of ``nodes`` changed from ``before``: count them again in
-        :attr:`part_free` and :attr:`part_idle`."""
-        after = self.available.cores[nodes]
+    def _hold(self, alloc: Alloc, sign: int, before: np.ndarray) -> None:
+        """Take ``alloc`` from what is free (``sign`` -1: a start) or give it back (+1: an
+        end), ``before`` the free cores of its nodes."""
+        nodes, available = alloc.nodes, self.available
+        after = before - alloc.cores if sign < 0 else before + alloc.cores
+        available.cores[nodes] = after
+        if alloc.gpus.any():  # (most jobs ask for none: no call for them)
+            available.gpus[nodes] += sign * alloc.gpus
+        if alloc.memory.any():
+            available.memory[nodes] += sign * alloc.memory
+        self._recount(nodes, before, after)
+
+    def _recount(
+        self, nodes: np.ndarray, before: np.ndarray, after: np.ndarray | None = None
+    ) -> None:
+        """The free cores of ``nodes`` changed from ``before`` (to ``after``, if given): count
+        them again in :attr:`part_free` and :attr:`part_idle`."""
+        if after is None:
+            after = self.available.cores[nodes]
         member = self._member[:, nodes]
         self.part_free += member @ (after - before)
         full = self.platform.cores[nodes]
