@@ -82,6 +82,10 @@ class Free(NamedTuple):
     def copy(self) -> Free:
         return Free(self.cores.copy(), self.gpus.copy(), self.memory.copy())
 
+    def on(self, nodes: np.ndarray) -> Free:
+        """What is free on ``nodes`` (a copy, aligned with them)."""
+        return Free(self.cores[nodes], self.gpus[nodes], self.memory[nodes])
+
     def take(self, alloc: Alloc) -> None:
         nodes = alloc.nodes
         self.cores[nodes] -= alloc.cores

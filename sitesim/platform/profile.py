@@ -281,9 +281,9 @@ class NodeProfile:
                 before.cores - alloc.cores, before.gpus - alloc.gpus, before.memory - alloc.memory
             )
         elif self._forward is not None and time >= self._forward.time:
-            after = _on(self._forward.at(time), alloc.nodes)  # (the change itself included)
+            after = self._forward.at(time).on(alloc.nodes)  # (the change itself included)
         else:
-            after = _on(self.base, alloc.nodes)
+            after = self.base.on(alloc.nodes)
             at = self._positions(alloc.nodes)
             events = self._events_on(at, time, by_time=False)  # (the change itself included)
             _add_rows(after, events[2:], 0, len(events[0]))
@@ -399,7 +399,7 @@ class NodeProfile:
             if simple and self._clear(t, t + duration):
                 alloc = place(self.parts, demand, state, free_now)
                 assert alloc is not None  # (the cores are there, on nodes it may use)
-                self._state = (t, len(self._times), _on(state, alloc.nodes), alloc)
+                self._state = (t, len(self._times), state.on(alloc.nodes), alloc)
                 self._whole = (state, alloc, demand.part)  # (the walk's state: not read again)
                 return t, alloc
             alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
@@ -458,7 +458,7 @@ class NodeProfile:
         on ``alloc``'s nodes alone."""
         now = self.now
         self._state = None
-        state = _on(self.base, alloc.nodes)
+        state = self.base.on(alloc.nodes)
         at = self._positions(alloc.nodes)
         events = self._events_on(at, latest)
         times, back = events[0], events[1]
@@ -667,11 +667,6 @@ def _joined(first: Any, second: Any, before: int, after: int) -> Any:
     first = np.zeros(before, dtype=np.int64) if first is None else first
     second = np.zeros(after, dtype=np.int64) if second is None else second
     return np.concatenate([first, second])
-
-
-def _on(state: Free, nodes: np.ndarray) -> Free:
-    """``state`` on ``nodes`` (a copy, aligned with them)."""
-    return Free(state.cores[nodes], state.gpus[nodes], state.memory[nodes])
 
 
 def _time(taking: _Taking) -> float:

@@ -31,7 +31,7 @@ import numpy as np
 
 from sitesim.engine.resources import Releases, Resources, Running
 from sitesim.platform.placement import Alloc, Demand, Free, place
-from sitesim.platform.profile import NodeProfile, _on
+from sitesim.platform.profile import NodeProfile
 
 if TYPE_CHECKING:
     from sitesim.engine.job import Job
@@ -178,7 +178,7 @@ class NodeResources(Resources):
             if found is not None:
                 where = found.answer(job, version, plan)
                 if where is not None:
-                    plan.expect(found.start, where, _on(found.state, where.nodes))
+                    plan.expect(found.start, where, found.state.on(where.nodes))
                     return found.start, where
         start, where = plan.earliest(job.demand, length)
         if version is not None and where is not None:
@@ -420,11 +420,11 @@ class _Found:
 
     - a start only takes: no time fits that did not before; what is free at the start found
       is less what the job holds past it;
-    - an end before its estimate gives back from now: if it was estimated to end before the
-      start found, every time before that start holds no more than it did just before it
-      (the end was counted from its estimate on); else every time before it holds the job's
-      cores in the partition more, and what is free at the start found holds the job's
-      resources too if it was estimated to end after it.
+    - an end gives back from now: if the job was estimated to end before the start found,
+      every time before that start holds no more than it did just before it (the end was
+      counted from its estimate on); else every time before it holds the job's cores in the
+      partition more, and what is free at the start found holds the job's resources too if
+      it was estimated to end after it.
 
     While the partition still falls short before the start (``short`` > 0) and placement
     finds the job's cores at it, the start is the same, and where is placement's answer
