@@ -404,6 +404,7 @@ class NodeProfile:
                 return t, alloc
             alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
             if alloc is not None:
+                self._state = (t, len(self._times), state.on(alloc.nodes), alloc)
                 return t, alloc
         return math.inf, None
 

@@ -180,6 +180,32 @@ def test_a_reservation_where_its_resources_are_found_free_reads_what_is_free_the
     assert _takings(asked) == _takings(fresh)
 
 
+@settings(max_examples=300, deadline=None)
+@given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]))
+def test_a_reservation_where_a_search_found_it_reads_what_is_free_then(
+    running: list[tuple[int, int, float]],
+    reserved: list[tuple[float, float, int, int]],
+    ask: tuple[int, int, int],
+    duration: float,
+) -> None:
+    """A reservation at the start and on the nodes :meth:`NodeProfile.earliest` found (past
+    reservations or not, on shared or whole nodes) leaves on its nodes what a reservation
+    made without searching first leaves."""
+    profiles = [_profile(running) for _ in range(2)]
+    for profile, releases in profiles:
+        _reserve_where_free(profile, releases, reserved)
+    part, cores, nodes = ask
+    (asked, _), (fresh, _) = profiles
+    start, where = asked.earliest(
+        Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part]))), duration
+    )
+    if where is None or start <= NOW:
+        return
+    asked.reserve(start, duration, where)
+    fresh.reserve(start, duration, where)
+    assert _takings(asked) == _takings(fresh)
+
+
 #: Many reservations, their starts in any order: (start, duration, partition, cores).
 MANY_RESERVED = st.lists(
     st.tuples(
