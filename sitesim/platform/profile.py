@@ -405,6 +405,7 @@ class NodeProfile:
             alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
             if alloc is not None:
                 self._state = (t, len(self._times), state.on(alloc.nodes), alloc)
+                self._whole = (state, alloc, demand.part)
                 return t, alloc
         return math.inf, None
 
@@ -418,16 +419,22 @@ class NodeProfile:
 
     def state_found(self, t: float, where: Alloc) -> tuple[Free, int] | None:
         """What :meth:`earliest` found free on every node at its answer ``(t, where)`` (the
-        caller owns it from then on), and the cores free in its partition just before ``t``
-        (the base's and the running jobs' ends: with no change of the plan there), if it kept
-        them and the plan did not change since."""
+        caller owns it from then on), and its partition's :func:`level` just before ``t``
+        (what the running jobs ending at ``t`` hold taken back: the plan must change nothing
+        on its nodes at ``t``), if it kept them and the plan did not change since."""
         whole, self._whole = self._whole, None
         if whole is None or whole[1] is not where or self.free_at(t, where) is None:
             return None
         state, part = whole[0], whole[2]
-        ends = self._table_by_end(self.parts.group[part])[0] if self.table is not None else ()
-        before = self._table_cores_of(part)[int(np.searchsorted(ends, t))] if len(ends) else 0
-        return state, self._part_cores_of(self.base, part) + int(before)
+        cores = state.cores
+        if self.table is not None:
+            ends, nodes, held, _, _ = self._table_by_end(self.parts.group[part])
+            low = int(np.searchsorted(ends, t))
+            high = int(np.searchsorted(ends, t, side="right"))  # (rows low:high end at t)
+            if high > low:
+                cores = cores.copy()
+                np.subtract.at(cores, nodes[low:high], held[low:high])
+        return state, level(self.parts, part, cores)
 
     def expect(self, t: float, where: Alloc, free: Free) -> None:
         """The reservation of ``where`` at ``t``, where ``free`` is what is free then on
@@ -643,6 +650,17 @@ def _lower(taking: _Taking, alloc: Alloc) -> None:
         after.cores[here] -= alloc.cores[there]
         after.gpus[here] -= alloc.gpus[there]
         after.memory[here] -= alloc.memory[there]
+
+
+def level(parts: Partitions, part: int, cores: np.ndarray) -> int:
+    """What a demand of cores alone can be given in partition ``part`` when ``cores`` are free
+    on each node: the cores free on its nodes, or the cores of its idle nodes if it gives
+    whole nodes (placement's test, :func:`~sitesim.platform.placement.place`)."""
+    on = cores[parts.select[part]]
+    if not parts.exclusive[part]:
+        return int(on.sum())
+    whole = parts.platform.cores[parts.select[part]]
+    return int(whole[on == whole].sum())
 
 
 def _add_rows(state: Free, rows: tuple[Any, ...], start: int, stop: int) -> None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sitesim.engine.resources import Releases, Resources, Running
-from sitesim.platform.placement import Alloc, Demand, Free, place
+from sitesim.platform.placement import Alloc, Demand, Free, Partitions, place
 from sitesim.platform.profile import NodeProfile
 
 if TYPE_CHECKING:
@@ -203,15 +203,14 @@ class NodeResources(Resources):
         found before on its group take it into account (:class:`_Found`)."""
         found_in = self._found and self._found.get(int(self.parts.node_group[alloc.nodes[0]]))
         if found_in:
-            member = self.parts.member
             for found in found_in.values():
-                found.ended(alloc, end, member)
+                found.ended(alloc, end, self.parts)
 
     def _untouched(self, job: Job, length: float) -> int | None:
         """The version of the running jobs of ``job``'s group of partitions
         (:meth:`Releases.version`) if its earliest start for its estimate is theirs alone,
-        else None. It is for a demand of cores only on a shared partition, no node down and
-        no maintenance window, and nothing this pass started or reserved on the group's
+        else None. It is for a demand of cores only (no node count, GPUs or memory), no node
+        down and no maintenance window, and nothing this pass started or reserved on the group's
         nodes: the plan's answer then depends on what is free on them now and on their
         running jobs' rows (other groups' reservations leave their nodes alone), so it can
         be found again from the answer found before and the starts since (:class:`_Found`)."""
@@ -219,13 +218,7 @@ class NodeResources(Resources):
         if length != job.estimate or demand.nodes or demand.gpus or demand.memory:
             return None
         machine, group = self.machine, self.groups[demand.part]
-        if (
-            demand.nodeset
-            or self.parts.exclusive[demand.part]
-            or machine.windows
-            or machine.nodes_down
-            or group in self._touched
-        ):
+        if demand.nodeset or machine.windows or machine.nodes_down or group in self._touched:
             return None
         return machine.releases.version(group)
 
@@ -410,27 +403,29 @@ class NodeResources(Resources):
 
 class _Found:
     """A job's earliest start found on the running jobs of its group of partitions alone
-    (:meth:`NodeResources.earliest`: a demand of cores only on a shared partition, with no
-    reservation or window on the group's nodes), kept up to date as jobs start and end there,
-    and found again without a search while that can be shown.
+    (:meth:`NodeResources.earliest`: a demand of cores only, with no reservation or window on
+    the group's nodes), kept up to date as jobs start and end there, and found again without
+    a search while that can be shown.
 
-    Such a start is the first time the cores free in the job's partition reach its cores (they
-    only rise from then on), placed there with the nodes free now last. Before it, they fall
-    short by at least what they lacked just before it (``short``):
+    Such a start is the first time the partition's level
+    (:func:`~sitesim.platform.profile.level`: its free cores, or the cores of its idle nodes
+    if it gives whole nodes) reaches the job's cores (it only rises from then on), placed
+    there with the nodes free now last. Before it, the level falls short by at least what it
+    lacked just before it (``short``):
 
     - a start only takes: no time fits that did not before; what is free at the start found
       is less what the job holds past it;
     - an end gives back from now: if the job was estimated to end before the start found,
       every time before that start holds no more than it did just before it (the end was
-      counted from its estimate on); else every time before it holds the job's cores in the
-      partition more, and what is free at the start found holds the job's resources too if
-      it was estimated to end after it.
+      counted from its estimate on); else every time before it may hold the job's nodes'
+      level more, and what is free at the start found holds the job's resources too if it
+      was estimated to end after it.
 
-    While the partition still falls short before the start (``short`` > 0) and placement
-    finds the job's cores at it, the start is the same, and where is placement's answer
-    there, as a search would give. A job killed where a node went down ends here; it is
-    not asked while a node is down (:meth:`NodeResources._untouched`), and a node comes back
-    with nothing held."""
+    While the level still falls short before the start (``short`` > 0) and placement finds
+    the job's cores at it, the start is the same, and where is placement's answer there, as a
+    search would give. A job killed where a node went down ends here; it is not asked while a
+    node is down (:meth:`NodeResources._untouched`), and a node comes back with nothing
+    held."""
 
     __slots__ = ("part", "short", "start", "state", "version", "where")
 
@@ -445,7 +440,7 @@ class _Found:
         self.where: Alloc | None = where
         #: What is free at ``start`` on every node (its own copy).
         self.state = state
-        #: At least how many cores the partition lacks at every time before ``start``.
+        #: At least how many cores the partition's level lacks at every time before ``start``.
         self.short = job.demand.cores - before
 
     def started(self, alloc: Alloc, end: float) -> None:
@@ -455,12 +450,14 @@ class _Found:
         if end > self.start:
             self.state.take(alloc)
 
-    def ended(self, alloc: Alloc, end: float, member: list[np.ndarray]) -> None:
+    def ended(self, alloc: Alloc, end: float, parts: Partitions) -> None:
         """A job that held ``alloc`` on the group's nodes until ``end`` (estimated) ended."""
         self.version += 1
         self.where = None
         if end >= self.start:
-            self.short -= int(alloc.cores[member[self.part][alloc.nodes]].sum())
+            whole = parts.exclusive[self.part]  # (then its nodes, idle again, add at most)
+            gain = parts.platform.cores[alloc.nodes] if whole else alloc.cores
+            self.short -= int(gain[parts.member[self.part][alloc.nodes]].sum())
             if end > self.start:
                 self.state.give(alloc)
 

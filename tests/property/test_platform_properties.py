@@ -234,9 +234,19 @@ TWO_GROUPS_DATA: dict[str, Any] = {
     ],
 }
 TWO_GROUPS = Platform.from_dict(TWO_GROUPS_DATA)
-#: The same, its nodes failing now and then (jobs killed and requeued, nodes back later).
+#: The same, its nodes failing now and then (jobs killed and requeued, nodes back later);
+#: and with ``low`` and ``b`` giving whole nodes (``low``'s shared with ``a``'s jobs).
 TWO_GROUPS_FAILING = Platform.from_dict(
     {**TWO_GROUPS_DATA, "downtime": {"failures": {"mtbf": "00:30:00", "mttr": "00:01:00"}}}
+)
+TWO_GROUPS_WHOLE = Platform.from_dict(
+    {
+        **TWO_GROUPS_DATA,
+        "partitions": [
+            {**p, "allocation": "shared" if p["name"] == "a" else "exclusive"}
+            for p in TWO_GROUPS_DATA["partitions"]
+        ],
+    }
 )
 
 
@@ -259,15 +269,48 @@ ASK_EARLIEST = ["CREASY", "EASY", "ECON", "PRIORITY"]
 
 
 @settings(deadline=None, max_examples=max(200, settings.default.max_examples))
-@given(cores_only(), st.sampled_from(ASK_EARLIEST), st.booleans())
+@given(
+    cores_only(),
+    st.sampled_from(ASK_EARLIEST),
+    st.sampled_from([TWO_GROUPS, TWO_GROUPS_FAILING, TWO_GROUPS_WHOLE]),
+)
 def test_a_start_found_again_is_the_one_searched_again(
-    jobs: list[Asked], name: str, failing: bool
+    jobs: list[Asked], name: str, platform: Platform
 ) -> None:
-    platform = TWO_GROUPS_FAILING if failing else TWO_GROUPS
     reused = run_on(platform, jobs, create(name))
     with mock.patch.object(NodeResources, "_untouched", lambda *_: None):  # (always search)
         searched = run_on(platform, jobs, create(name))
     assert placements(reused) == placements(searched)
+
+
+def test_a_start_on_whole_nodes_is_searched_again_once_an_end_may_bring_it_forward() -> None:
+    """An early end of a job estimated to end no earlier than the start found makes its node
+    idle from now: the whole-node job's start comes forward (to 200 here, from 500), and a
+    backfilled job that would run past it must wait."""
+    platform = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 3, "cores": 4}],
+            "partitions": [
+                {"name": "s", "nodes": ["n"], "allocation": "shared"},
+                {"name": "x", "nodes": ["n"], "allocation": "exclusive"},
+            ],
+        }
+    )
+    jobs = [
+        (0.0, 4, 100.0, 100.0, Request("s")),  # node 0 until 100
+        (0.0, 4, 200.0, 200.0, Request("s")),  # node 1 until 200
+        (0.0, 1, 60.0, 500.0, Request("s")),  # a core of node 2, estimated until 500
+        (1.0, 12, 100.0, 100.0, Request("x")),  # every node, whole: from 500, found at 2
+        (2.0, 1, 5.0, 5.0, Request("s")),
+        (70.0, 1, 250.0, 250.0, Request("s")),  # would run past 200
+    ]
+    for always_search in (False, True):
+        with mock.patch.object(
+            NodeResources, "_untouched", (lambda *_: None) if always_search else
+            NodeResources._untouched,
+        ):  # fmt: skip
+            site = run_on(platform, jobs, create("EASY"))
+        assert [j.start for j in site.jobs if j is not None] == [0, 0, 0, 200, 2, 300]
 
 
 class RecordingEASY(EASY):
