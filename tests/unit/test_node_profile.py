@@ -154,56 +154,53 @@ def _takings(profile: NodeProfile) -> list[tuple[float, list[int]]]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]))
-def test_a_reservation_where_its_resources_are_found_free_reads_what_is_free_then(
-    running: list[tuple[int, int, float]],
-    reserved: list[tuple[float, float, int, int]],
-    ask: tuple[int, int, int],
-    duration: float,
-) -> None:
-    """A reservation at the start :meth:`NodeProfile.earliest_on` found leaves on its nodes
-    what a reservation made without asking first leaves (the search keeps what is free)."""
-    profiles = [_profile(running) for _ in range(2)]
-    for profile, releases in profiles:
-        _reserve_where_free(profile, releases, reserved)
-    part, cores, nodes = ask
-    given = place(PARTS, Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part]))),
-                  capacity(PLATFORM))  # fmt: skip
-    if given is None:
-        return
-    (asked, _), (fresh, _) = profiles
-    start = asked.earliest_on(given, duration, 400.0)
-    if start is None:
-        return
-    asked.reserve(start, duration, given)
-    fresh.reserve(start, duration, given)
-    assert _takings(asked) == _takings(fresh)
-
-
-@settings(max_examples=300, deadline=None)
-@given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]))
+@given(RUNNING, RESERVED, DEMAND, st.sampled_from([30.0, 100.0, 400.0]), st.booleans())
 def test_a_reservation_where_a_search_found_it_reads_what_is_free_then(
     running: list[tuple[int, int, float]],
     reserved: list[tuple[float, float, int, int]],
     ask: tuple[int, int, int],
     duration: float,
+    on_its_nodes: bool,
 ) -> None:
-    """A reservation at the start and on the nodes :meth:`NodeProfile.earliest` found (past
-    reservations or not, on shared or whole nodes) leaves on its nodes what a reservation
-    made without searching first leaves."""
+    """A reservation where a search found it free leaves on its nodes what a reservation made
+    without searching first leaves (the search keeps what is free): the start
+    :meth:`NodeProfile.earliest_on` found for resources given, or the start and nodes
+    :meth:`NodeProfile.earliest` found (past reservations or not, on shared or whole
+    nodes)."""
     profiles = [_profile(running) for _ in range(2)]
     for profile, releases in profiles:
         _reserve_where_free(profile, releases, reserved)
     part, cores, nodes = ask
+    demand = Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part])))
     (asked, _), (fresh, _) = profiles
-    start, where = asked.earliest(
-        Demand(part, cores, nodes=min(nodes, len(PARTS.nodes[part]))), duration
-    )
-    if where is None or start <= NOW:
+    if on_its_nodes:
+        where = place(PARTS, demand, capacity(PLATFORM))
+        start = None if where is None else asked.earliest_on(where, duration, 400.0)
+    else:
+        start, where = asked.earliest(demand, duration)
+    if where is None or start is None:
         return
     asked.reserve(start, duration, where)
     fresh.reserve(start, duration, where)
     assert _takings(asked) == _takings(fresh)
+
+
+def test_a_reservation_placed_past_another_reads_what_is_free_at_its_own_start() -> None:
+    """Every node of ``all`` is busy until 150 and a reservation takes 3 cores of node 0 on
+    [160, 210): 2 cores for 100 s start at 150 on what stays free through [150, 250), a core
+    of node 0 and one of node 1; at 150 itself node 0 has its 4 cores, so what the new
+    reservation leaves there is 3 (not what stays free past the other one)."""
+    running = [(node, int(PLATFORM.cores[node]), 150.0) for node in range(7)]
+    profiles = [_profile(running) for _ in range(2)]
+    for profile, releases in profiles:
+        _reserve_where_free(profile, releases, [(160.0, 50.0, 0, 3)])
+    (asked, _), (fresh, _) = profiles
+    start, where = asked.earliest(Demand(0, 2), 100.0)
+    assert where is not None and start == 150.0
+    assert (where.nodes.tolist(), where.cores.tolist()) == ([0, 1], [1, 1])
+    asked.reserve(start, 100.0, where)
+    fresh.reserve(start, 100.0, where)
+    assert _takings(asked) == _takings(fresh) == [(150.0, [3, 3]), (160.0, [0])]
 
 
 #: Many reservations, their starts in any order: (start, duration, partition, cores).
