@@ -399,13 +399,11 @@ class NodeProfile:
             if simple and self._clear(t, t + duration):
                 alloc = place(self.parts, demand, state, free_now)
                 assert alloc is not None  # (the cores are there, on nodes it may use)
-                self._state = (t, len(self._times), state.on(alloc.nodes), alloc)
-                self._whole = (state, alloc, demand.part)  # (the walk's state: not read again)
-                return t, alloc
-            alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
+            else:
+                alloc = place(self.parts, demand, self._window(state, t, t + duration), free_now)
             if alloc is not None:
                 self._state = (t, len(self._times), state.on(alloc.nodes), alloc)
-                self._whole = (state, alloc, demand.part)
+                self._whole = (state, alloc, demand.part)  # (the walk's state: not read again)
                 return t, alloc
         return math.inf, None
 

@@ -23,7 +23,7 @@ turned down again, so only the new jobs are looked at, against the same reservat
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from operator import is_
 from typing import TYPE_CHECKING, Any
 
@@ -176,7 +176,7 @@ class NodeResources(Resources):
         if version is not None:
             found = self._found.get(self.groups[job.demand.part], {}).get(job)
             if found is not None:
-                where = found.answer(job, version, plan)
+                where = found.answer(version, plan)
                 if where is not None:
                     plan.expect(found.start, where, found.state.on(where.nodes))
                     return found.start, where
@@ -193,18 +193,19 @@ class NodeResources(Resources):
     def started(self, alloc: Alloc, end: float) -> None:
         """The machine started a job on ``alloc`` until ``end`` (estimated): the starts found
         before on its group take it into account (:class:`_Found`)."""
-        found_in = self._found and self._found.get(int(self.parts.node_group[alloc.nodes[0]]))
-        if found_in:
-            for found in found_in.values():
-                found.started(alloc, end)
+        for found in self._found_on(alloc):
+            found.started(alloc, end)
 
     def ended(self, alloc: Alloc, end: float) -> None:
         """A job that held ``alloc`` until ``end`` (estimated) ended or was killed: the starts
         found before on its group take it into account (:class:`_Found`)."""
+        for found in self._found_on(alloc):
+            found.ended(alloc, end, self.parts)
+
+    def _found_on(self, alloc: Alloc) -> Iterable[_Found]:
+        """The starts found before on the group of ``alloc``'s nodes."""
         found_in = self._found and self._found.get(int(self.parts.node_group[alloc.nodes[0]]))
-        if found_in:
-            for found in found_in.values():
-                found.ended(alloc, end, self.parts)
+        return found_in.values() if found_in else ()
 
     def _untouched(self, job: Job, length: float) -> int | None:
         """The version of the running jobs of ``job``'s group of partitions
@@ -427,12 +428,12 @@ class _Found:
     node is down (:meth:`NodeResources._untouched`), and a node comes back with nothing
     held."""
 
-    __slots__ = ("part", "short", "start", "state", "version", "where")
+    __slots__ = ("demand", "short", "start", "state", "version", "where")
 
     def __init__(
         self, job: Job, version: int, start: float, where: Alloc, state: Free, before: int
     ) -> None:
-        self.part = job.demand.part
+        self.demand = job.demand
         #: The version of the group's running jobs it holds for (:meth:`Releases.version`).
         self.version = version
         self.start = start
@@ -455,19 +456,20 @@ class _Found:
         self.version += 1
         self.where = None
         if end >= self.start:
-            whole = parts.exclusive[self.part]  # (then its nodes, idle again, add at most)
+            part = self.demand.part
+            whole = parts.exclusive[part]  # (then its nodes, idle again, add at most)
             gain = parts.platform.cores[alloc.nodes] if whole else alloc.cores
-            self.short -= int(gain[parts.member[self.part][alloc.nodes]].sum())
+            self.short -= int(gain[parts.member[part][alloc.nodes]].sum())
             if end > self.start:
                 self.state.give(alloc)
 
-    def answer(self, job: Job, version: int, plan: NodeProfile) -> Alloc | None:
-        """Where ``job`` starts at :attr:`start` on ``plan``, the running jobs of its group at
+    def answer(self, version: int, plan: NodeProfile) -> Alloc | None:
+        """Where the job starts at :attr:`start` on ``plan``, the running jobs of its group at
         ``version``; None if a search is needed."""
         if version != self.version or self.short <= 0 or self.start <= plan.now:
             return None
         if self.where is None:
-            self.where = place(plan.parts, job.demand, self.state, plan.base.cores > 0)
+            self.where = place(plan.parts, self.demand, self.state, plan.base.cores > 0)
         return self.where
 
 
