@@ -86,6 +86,9 @@ class NodeMachine:
         self.procs = platform.total_cores
         self.free = platform.total_cores
         self.available: Free = capacity(platform)
+        #: The nodes have GPUs, memory: else no allocation holds any (no call to look).
+        self._gpus = bool(platform.gpus.any())
+        self._memory = bool(platform.memory.any())
         #: Per partition (rows) and node: 1 where the node is in it.
         self._member = np.array(parts.member, dtype=np.int64)
         #: Per partition, the cores free on its nodes and its idle nodes (every core free):
@@ -233,8 +236,12 @@ class NodeMachine:
         if (
             (self.nodes_down and not self.up[nodes].all())
             or not (before >= alloc.cores).all()
-            or (alloc.gpus.any() and not (available.gpus[nodes] >= alloc.gpus).all())
-            or (alloc.memory.any() and not (available.memory[nodes] >= alloc.memory).all())
+            or (self._gpus and alloc.gpus.any() and not (available.gpus[nodes] >= alloc.gpus).all())
+            or (
+                self._memory
+                and alloc.memory.any()
+                and not (available.memory[nodes] >= alloc.memory).all()
+            )
             or cores < job.size
             or not self.parts.member[job.demand.part][nodes].all()
         ):
@@ -274,8 +281,8 @@ class NodeMachine:
         alloc: Alloc = job.alloc
         cores = self.held.pop(job.id)
         self.placed[job.id] = (
-            job.demand.part, len(alloc.nodes), cores, int(alloc.gpus.sum()),
-            int(alloc.memory.sum()), format_nodes(alloc.nodes),
+            job.demand.part, len(alloc.nodes), cores, int(alloc.gpus.sum()) if self._gpus else 0,
+            int(alloc.memory.sum()) if self._memory else 0, format_nodes(alloc.nodes),
         )  # fmt: skip
         self._hold(alloc, 1, self.available.cores[alloc.nodes])
         self.free += cores
@@ -366,9 +373,9 @@ class NodeMachine:
         nodes, available = alloc.nodes, self.available
         after = before - alloc.cores if sign < 0 else before + alloc.cores
         available.cores[nodes] = after
-        if alloc.gpus.any():  # (most jobs ask for none: no call for them)
+        if self._gpus and alloc.gpus.any():  # (most jobs ask for none: no call for them)
             available.gpus[nodes] += sign * alloc.gpus
-        if alloc.memory.any():
+        if self._memory and alloc.memory.any():
             available.memory[nodes] += sign * alloc.memory
         self._recount(nodes, before, after)
 

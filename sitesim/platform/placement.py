@@ -202,8 +202,14 @@ def place(
             ok &= cap_mem >= memory
         have = cap_cores
         uniform = parts.uniform[k]
-        if uniform and not count and np.count_nonzero(ok) * uniform < want:
-            return None  # (not enough idle nodes: the common answer, found fast)
+        if uniform and not count:  # (identical nodes: want / uniform of them, rounded up)
+            if np.count_nonzero(ok) * uniform < want:
+                return None  # (not enough idle nodes: the common answer, found fast)
+            if not parts.best_fit:
+                late = None if last is None else last[sel]
+                chosen = _first_idle(ok, -(-want // uniform), late)
+                nodes = parts.nodes[k][chosen]
+                return Alloc(nodes, cap_cores[chosen], cap_gpus[chosen], cap_mem[chosen])
     else:
         if not (count or demand.nodeset or gpus or memory or parts.best_fit or last is not None):
             return _first_cores(parts.nodes[k], cores_free, want)
@@ -262,7 +268,7 @@ def place(
     picked = nodes[chosen]
     n = len(picked)
     if exclusive:
-        return Alloc(picked, taken, cap_gpus[chosen].copy(), cap_mem[chosen].copy())
+        return Alloc(picked, taken, cap_gpus[chosen], cap_mem[chosen])  # (indexed: copies)
     return Alloc(picked, taken, np.full(n, gpus, np.int64), np.full(n, memory, np.int64))
 
 
@@ -279,6 +285,17 @@ def _first_cores(nodes: np.ndarray, cores_free: np.ndarray, want: int) -> Alloc 
     taken[-1] -= int(cumulative[used - 1]) - want
     n = len(chosen)
     return Alloc(nodes[chosen], taken, np.zeros(n, np.int64), np.zeros(n, np.int64))
+
+
+def _first_idle(ok: np.ndarray, count: int, late: np.ndarray | None) -> np.ndarray:
+    """First fit of ``count`` whole nodes: the positions of the first ``count`` nodes where
+    ``ok`` (there are as many), those in ``late`` after the others, ascending."""
+    if late is None:
+        return np.flatnonzero(ok)[:count]
+    early = np.flatnonzero(ok & ~late)
+    if len(early) >= count:
+        return early[:count]
+    return np.sort(np.concatenate([early, np.flatnonzero(ok & late)[: count - len(early)]]))
 
 
 def _order(

@@ -35,12 +35,16 @@ class PlatformError(ConfigError):
 
 # -- node ranges -------------------------------------------------------------------------------
 def format_nodes(nodes: Iterable[int] | np.ndarray) -> str:
-    """Node indices as compact ranges: ``[0, 1, 2, 3, 17]`` -> ``'0-3,17'``."""
-    if isinstance(nodes, np.ndarray) and len(nodes):  # (a job's nodes: ascending, often one run)
+    """Node indices as compact ranges: ``[0, 1, 2, 3, 17]`` -> ``'0-3,17'`` (an array: a
+    job's nodes, ascending and distinct)."""
+    if isinstance(nodes, np.ndarray) and len(nodes):  # (often one run)
         first, last = int(nodes[0]), int(nodes[-1])
         if last - first + 1 == len(nodes):
             return str(first) if first == last else f"{first}-{last}"
-        nodes = nodes.tolist()
+        cut = np.flatnonzero(np.diff(nodes) != 1)  # (the last node of each run but the last)
+        starts = nodes[np.concatenate(([0], cut + 1))].tolist()
+        ends = nodes[np.append(cut, len(nodes) - 1)].tolist()
+        return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True))
     parts: list[str] = []
     run_start = prev = None
     for node in sorted(nodes):

@@ -86,6 +86,31 @@ def test_shared_first_fit_of_cores_alone_takes_what_the_general_path_takes(
         assert fast.cores.sum() == cores and (fast.cores > 0).all()
 
 
+IDENTICAL = {
+    "nodes": [{"type": "n", "count": 6, "cores": 4, "gpus": 1, "memory": "1G"}],
+    "partitions": [{"name": "whole", "nodes": ["n"]}],
+}
+
+
+@given(
+    st.lists(st.booleans(), min_size=6, max_size=6),
+    st.none() | st.lists(st.booleans(), min_size=6, max_size=6),
+    st.integers(1, 24),
+)
+def test_whole_identical_nodes_are_placed_as_that_many_nodes_would_be(
+    idle: list[bool], last: list[bool] | None, cores: int
+) -> None:
+    p = Partitions(Platform.from_dict(IDENTICAL))
+    free = capacity(p.platform)
+    free.cores[:] = np.where(idle, 4, 1)
+    late = None if last is None else np.array(last)
+    by_count = place(p, Demand(0, cores), free, late)
+    general = place(p, Demand(0, cores, nodes=-(-cores // 4)), free, late)
+    assert (by_count is None) == (general is None) == (sum(idle) * 4 < cores)
+    if by_count is not None and general is not None:
+        assert all(np.array_equal(a, b) for a, b in zip(by_count, general, strict=True))
+
+
 def test_shared_with_a_node_count_and_gpus_per_node() -> None:
     p = parts()
     alloc = place(p, Demand(2, cores=6, nodes=2, gpus=1, memory=1000), capacity(p.platform))

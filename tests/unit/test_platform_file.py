@@ -11,10 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitesim.errors import ConfigError
 from sitesim.platform.description import Platform
-from sitesim.platform.values import PlatformError, format_nodes, parse_duration
+from sitesim.platform.values import PlatformError, format_nodes, parse_duration, parse_nodes
 from sitesim.workload.swf import read_swf
 from tests.conftest import trace_path
 
@@ -78,6 +80,13 @@ def test_a_good_file_loads(tmp_path):
     assert format_nodes(debug.nodes) == "0-3,17,400-439" and debug.max_time == 30 * 60
     assert platform.swf_partitions() == {1: 0, 2: 0, 3: 1, 4: 2}  # (3, 4: the lists unused)
     assert Platform.from_dict(platform.to_dict()) == platform
+
+
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=20))
+def test_a_jobs_nodes_as_an_array_are_written_as_the_same_ranges(nodes):
+    distinct = sorted(set(nodes))  # (a job's nodes)
+    assert format_nodes(np.array(distinct, dtype=np.int64)) == format_nodes(distinct[::-1])
+    assert parse_nodes(format_nodes(np.array(distinct))) == distinct
 
 
 def test_the_smallest_file_takes_the_defaults(tmp_path):
