@@ -234,16 +234,12 @@ class NodeMachine:
         before = available.cores[nodes]
         cores = int(alloc.cores.sum())
         if (
-            (self.nodes_down and not self.up[nodes].all())
-            or not (before >= alloc.cores).all()
-            or (self._gpus and alloc.gpus.any() and not (available.gpus[nodes] >= alloc.gpus).all())
-            or (
-                self._memory
-                and alloc.memory.any()
-                and not (available.memory[nodes] >= alloc.memory).all()
-            )
+            (self.nodes_down and np.count_nonzero(self.up[nodes]) < len(nodes))
+            or np.count_nonzero(before < alloc.cores)
+            or (self._gpus and np.count_nonzero(available.gpus[nodes] < alloc.gpus))
+            or (self._memory and np.count_nonzero(available.memory[nodes] < alloc.memory))
             or cores < job.size
-            or not self.parts.member[job.demand.part][nodes].all()
+            or np.count_nonzero(self.parts.member[job.demand.part][nodes]) < len(nodes)
         ):
             raise OverAllocationError(
                 f"at t = {self.env.now:g} s job {job.id} was placed on nodes that are down, "
@@ -373,9 +369,11 @@ class NodeMachine:
         nodes, available = alloc.nodes, self.available
         after = before - alloc.cores if sign < 0 else before + alloc.cores
         available.cores[nodes] = after
-        if self._gpus and alloc.gpus.any():  # (most jobs ask for none: no call for them)
+        if self._gpus and np.count_nonzero(
+            alloc.gpus
+        ):  # (most jobs ask for none: no call for them)
             available.gpus[nodes] += sign * alloc.gpus
-        if self._memory and alloc.memory.any():
+        if self._memory and np.count_nonzero(alloc.memory):
             available.memory[nodes] += sign * alloc.memory
         self._recount(nodes, before, after)
 
@@ -389,8 +387,8 @@ class NodeMachine:
         member = self._member[:, nodes]
         self.part_free += member @ (after - before)
         full = self.platform.cores[nodes]
-        idle = (after == full).astype(np.int64) - (before == full)
-        if idle.any():
+        idle = np.subtract(after == full, before == full, dtype=np.int64)
+        if np.count_nonzero(idle):
             self.part_idle += member @ idle
 
     def _count_down(self, change: int) -> None:

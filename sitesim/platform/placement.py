@@ -101,10 +101,10 @@ class Free(NamedTuple):
     def holds(self, alloc: Alloc) -> bool:
         """True if every resource ``alloc`` takes is free here."""
         nodes = alloc.nodes
-        return bool(
-            (self.cores[nodes] >= alloc.cores).all()
-            and (self.gpus[nodes] >= alloc.gpus).all()
-            and (self.memory[nodes] >= alloc.memory).all()
+        return not (
+            np.count_nonzero(self.cores[nodes] < alloc.cores)
+            or np.count_nonzero(self.gpus[nodes] < alloc.gpus)
+            or np.count_nonzero(self.memory[nodes] < alloc.memory)
         )
 
 
@@ -312,13 +312,17 @@ def _order(
     if not best_fit:  # (index order, those in ``last`` after the others)
         assert last is not None
         late = last[nodes[candidates]]
-        return np.concatenate([candidates[~late], candidates[late]]) if late.any() else candidates
+        return (
+            np.concatenate([candidates[~late], candidates[late]])
+            if np.count_nonzero(late)
+            else candidates
+        )
     cores = have[candidates]
     holds = cores >= whole
     keys = [candidates, np.where(holds, cores, -cores), ~holds]
     if last is not None:
         late = last[nodes[candidates]]
-        if late.any():
+        if np.count_nonzero(late):
             keys.append(late)
     return candidates[np.lexsort(keys)]
 

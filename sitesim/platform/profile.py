@@ -91,11 +91,11 @@ class _Log:
         node[low:high] = np.concatenate([c[2].nodes for c in changes])
         cores[low:high] = np.concatenate([c[2].cores for c in changes]) * sign
         added = np.concatenate([c[2].gpus for c in changes])
-        if self.gpus_seen or added.any():
+        if self.gpus_seen or np.count_nonzero(added):
             self.gpus_seen = True
             gpus[low:high] = added * sign
         added = np.concatenate([c[2].memory for c in changes])
-        if self.memory_seen or added.any():
+        if self.memory_seen or np.count_nonzero(added):
             self.memory_seen = True
             memory[low:high] = added * sign
         self.size = high
@@ -311,11 +311,11 @@ class NodeProfile:
         memory = None if memory is None else memory[on]
         if self.table is not None:
             groups = self.parts.node_group[mine]  # (a row of another group frees its nodes)
-            group = int(groups[0]) if (groups == groups[0]).all() else None
+            group = int(groups[0]) if not np.count_nonzero(groups != groups[0]) else None
             ends, row_nodes, row_cores, row_gpus, row_memory = self._table_by_end(group)
             k = int(np.searchsorted(ends, until, side="right"))
             rows = mine[row_nodes[:k]]
-            if rows.any():
+            if np.count_nonzero(rows):
                 before, added = len(times), int(rows.sum())
                 times = np.concatenate([times, ends[:k][rows]])
                 back = np.concatenate([back, np.ones(added, dtype=bool)])
@@ -486,10 +486,10 @@ class NodeProfile:
         """True if ``alloc`` stays free from ``start`` until ``end``, ``state`` being what is
         free at ``start`` on its nodes (arrays aligned with them; ``at``: their positions,
         :meth:`_positions`)."""
-        if not (
-            (state.cores >= alloc.cores).all()
-            and (state.gpus >= alloc.gpus).all()
-            and (state.memory >= alloc.memory).all()
+        if (
+            np.count_nonzero(state.cores < alloc.cores)
+            or np.count_nonzero(state.gpus < alloc.gpus)
+            or np.count_nonzero(state.memory < alloc.memory)
         ):
             return False  # (not free at its start)
         takings = self._taking
@@ -503,7 +503,7 @@ class NodeProfile:
         for k, need in enumerate(alloc[1:]):  # (cores, GPUs, memory: each node's lowest)
             low = state[k].copy()
             np.minimum.at(low, held, np.concatenate([t.after[k] for t in inside])[shared])
-            if not (low >= need).all():
+            if np.count_nonzero(low < need):
                 return False
         return True
 
@@ -643,7 +643,7 @@ def _lower(taking: _Taking, alloc: Alloc) -> None:
     at = np.searchsorted(nodes, other)  # (where each of alloc's nodes is, if it is there)
     there = at < len(nodes)
     there[there] = nodes[at[there]] == other[there]
-    if there.any():
+    if np.count_nonzero(there):
         here, after = at[there], taking.after
         after.cores[here] -= alloc.cores[there]
         after.gpus[here] -= alloc.gpus[there]

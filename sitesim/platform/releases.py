@@ -111,7 +111,7 @@ class Releases:
         gpus, memory = self.gpus[order], self.memory[order]
         rows = (
             view.ends, self.node[order], self.cores[order],
-            gpus if gpus.any() else None, memory if memory.any() else None,
+            gpus if np.count_nonzero(gpus) else None, memory if np.count_nonzero(memory) else None,
         )  # fmt: skip
         self._by_end[group] = (version, rows)
         return rows
@@ -161,7 +161,7 @@ class _View:
             self._sort(releases)
             return
         keep = releases.freed[rows] == gens
-        if not keep.all():  # (freed since)
+        if np.count_nonzero(keep) < len(keep):  # (freed since)
             rows, gens, ends = rows[keep], gens[keep], ends[keep]
         if len(new):
             # (by row; a row freed and taken again since is there twice)

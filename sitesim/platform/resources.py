@@ -147,7 +147,7 @@ class NodeResources(Resources):
         member = machine._member[:, alloc.nodes]
         self._part_free -= member @ alloc.cores
         was_idle = self.work.cores[alloc.nodes] == machine.platform.cores[alloc.nodes]
-        if was_idle.any():
+        if np.count_nonzero(was_idle):
             self._part_idle -= member @ was_idle
         if self.profile is None:
             if self._work is None:
@@ -536,7 +536,7 @@ class NodePlan:
             last is not None
             and last[0] == start
             and last[1] is where
-            and not self._changed[where.nodes].any()
+            and not np.count_nonzero(self._changed[where.nodes])
         ):
             answer = last  # (see the class docstring)
         else:

@@ -170,7 +170,7 @@ class WholeNodeResources(Resources):
         held = self._first_block < end
         if self._first_closed is not None:
             held |= self._first_closed <= end
-        if not held.any():
+        if not np.count_nonzero(held):
             return self.work
         if demand.gpus or demand.memory:
             return _without(self.work, held)
@@ -285,7 +285,7 @@ class WholeNodeResources(Resources):
             later = ends[(ends > start_res) & touches]
             later_start = float(later.min()) if len(later) else math.inf
             everywhere = _Blocks()
-            if off.any():
+            if np.count_nonzero(off):
                 everywhere.add(-math.inf, math.inf, np.flatnonzero(off))
             at, alloc = _Sweep(self, demand, duration, first, everywhere, before).run()
             if alloc is None:
@@ -300,7 +300,7 @@ class WholeNodeResources(Resources):
                 hit = np.flatnonzero((ends > begin) & (starts < stop)).tolist()
                 taken = np.zeros(len(mine), dtype=bool)
                 taken[alloc.nodes] = True
-                if hit and taken[np.concatenate([held_by[k] for k in hit])].any():
+                if hit and np.count_nonzero(taken[np.concatenate([held_by[k] for k in hit])]):
                     start_res = start if start > start_res else later_start
                     continue
             return start, alloc
@@ -416,7 +416,7 @@ class _Sweep:
         now_held = starts[live] < first + d
         if closed is not None:
             now_held |= closed[live] & (starts[live] == first + d)
-        if now_held.any():
+        if np.count_nonzero(now_held):
             held = [blocks.nodes[k] for k in live[now_held].tolist()]
             every = held[0] if len(held) == 1 else np.concatenate(held)
             self.held += np.bincount(every, minlength=len(self.held))
@@ -507,7 +507,7 @@ class _Sweep:
             if self.state_at is None:
                 self.state_at = plan._walk()
             state = self.state_at(t)
-            if blocked.any():
+            if np.count_nonzero(blocked):
                 state = _without(state, blocked)
         return place(plan.parts, self.demand, state, self.free_now)
 
@@ -558,7 +558,7 @@ class _Blocks:
         """Which blocks hold a node of partition ``part`` (``mine``: a mask of its nodes)."""
         flags = self._touching.setdefault(part, [])
         for nodes in self.nodes[len(flags) :]:
-            flags.append(bool(mine[nodes].any()))
+            flags.append(bool(np.count_nonzero(mine[nodes])))
         return np.array(flags, dtype=bool)
 
 
