@@ -176,7 +176,7 @@ class NodeMachine:
             if level is None:
                 level = self._levels[part] = self._level(part)
             times, cumulative = level
-            k = int(np.searchsorted(cumulative, cores))  # (never falls)
+            k = int(cumulative.searchsorted(cores))  # (never falls)
             found = -math.inf if not k else float(times[k - 1]) if k <= len(times) else math.inf
             self._bounds[(part, cores)] = found
         return found
@@ -198,10 +198,10 @@ class NodeMachine:
         if back:
             times = np.concatenate([times, [t for t, _ in back]])
             gains = np.concatenate([gains, [c for _, c in back]])
-            order = np.argsort(times, kind="stable")
+            order = times.argsort(kind="stable")
             times, gains = times[order], gains[order]
         base = int(self.available.cores[self.parts.select[part]].sum())
-        return times, np.concatenate([[base], base + np.cumsum(gains)])
+        return times, np.concatenate([[base], base + gains.cumsum()])
 
     def changes_to_come(self) -> bool:
         """True if outages are still to come (waiting jobs may wait for nodes to come back; a
@@ -213,7 +213,7 @@ class NodeMachine:
         if nodes are down for good (an outage that never ends); None otherwise."""
         if not self.nodes_down:
             return None
-        down = format_nodes(np.flatnonzero(~self.up))
+        down = format_nodes((~self.up).nonzero()[0])
         return (
             f"{waiting:,} jobs are still waiting on an idle machine after the last submission, "
             f"and nodes {down} are down for good (an outage that never ends, such as a "
@@ -466,9 +466,9 @@ class _OutageFeed:
                 continue
             order = np.lexsort((nodes, going, times))  # (back before down)
             self.times, self.going, self.nodes = times[order], going[order], nodes[order]
-            cut = np.flatnonzero(
+            cut = (
                 (self.times[1:] != self.times[:-1]) | (self.going[1:] != self.going[:-1])
-            )
+            ).nonzero()[0]
             self.starts = np.concatenate([[0], cut + 1, [len(self.times)]])
             self.group = 0
             return True

@@ -228,7 +228,7 @@ def place(
         ok &= have >= share
     elif count:  # shared: want // count cores on each node, one more on want % count of them
         ok &= have >= want // count
-    candidates = np.flatnonzero(ok)
+    candidates = ok.nonzero()[0]
     if count and len(candidates) < count:
         return None
     if not len(candidates):
@@ -256,14 +256,14 @@ def place(
             if len(chosen) < count:
                 return None
     else:
-        cumulative = np.cumsum(have[candidates])
-        used = int(np.searchsorted(cumulative, want)) + 1  # nodes until the cores are covered
+        cumulative = have[candidates].cumsum()
+        used = int(cumulative.searchsorted(want)) + 1  # nodes until the cores are covered
         chosen = candidates[:used]
         taken = have[chosen].copy()
         if not exclusive:
             taken[-1] -= int(cumulative[used - 1]) - want  # the last node: only what is left
     if len(chosen) > 1 and (last is not None or parts.best_fit or (count and not exclusive)):
-        order = np.argsort(chosen, kind="stable")  # (ascending nodes)
+        order = chosen.argsort(kind="stable")  # (ascending nodes)
         chosen, taken = chosen[order], taken[order]
     picked = nodes[chosen]
     n = len(picked)
@@ -276,11 +276,11 @@ def _first_cores(nodes: np.ndarray, cores_free: np.ndarray, want: int) -> Alloc 
     """First fit of ``want`` cores on a shared partition's nodes (``nodes``, their free cores
     ``cores_free``), nothing else asked: every free core of node after node, in index order,
     the last node only what is left to take."""
-    cumulative = np.cumsum(cores_free)
+    cumulative = cores_free.cumsum()
     if not len(cumulative) or cumulative[-1] < want:
         return None
-    used = int(np.searchsorted(cumulative, want)) + 1  # (nodes up to the one that covers them)
-    chosen = np.flatnonzero(cores_free[:used])
+    used = int(cumulative.searchsorted(want)) + 1  # (nodes up to the one that covers them)
+    chosen = cores_free[:used].nonzero()[0]
     taken = cores_free[chosen]
     taken[-1] -= int(cumulative[used - 1]) - want
     n = len(chosen)
@@ -291,11 +291,11 @@ def _first_idle(ok: np.ndarray, count: int, late: np.ndarray | None) -> np.ndarr
     """First fit of ``count`` whole nodes: the positions of the first ``count`` nodes where
     ``ok`` (there are as many), those in ``late`` after the others, ascending."""
     if late is None:
-        return np.flatnonzero(ok)[:count]
-    early = np.flatnonzero(ok & ~late)
+        return ok.nonzero()[0][:count]
+    early = (ok & ~late).nonzero()[0]
     if len(early) >= count:
         return early[:count]
-    return np.sort(np.concatenate([early, np.flatnonzero(ok & late)[: count - len(early)]]))
+    return np.sort(np.concatenate([early, (ok & late).nonzero()[0][: count - len(early)]]))
 
 
 def _order(

@@ -131,7 +131,7 @@ class _Forward:
         next call."""
         rows = self._rows
         if rows is not None:
-            k = int(np.searchsorted(rows[0], t, side="right"))
+            k = int(rows[0].searchsorted(t, side="right"))
             if k > self._done:
                 _add_rows(self.state, rows[1:], self._done, k)
                 self._done = k
@@ -255,12 +255,12 @@ class NodeProfile:
 
         def at(t: float) -> Free:
             if table is not None:
-                k = int(np.searchsorted(table[0], t, side="right"))
+                k = int(table[0].searchsorted(t, side="right"))
                 if k > done[0]:
                     _add_rows(state, table[1:], done[0], k)
                     done[0] = k
             if flat is not None:
-                end = int(np.searchsorted(flat[0], bisect_right(self._times, t)))
+                end = int(flat[0].searchsorted(bisect_right(self._times, t)))
                 if end > done[1]:
                     _add_rows(state, flat[1:], done[1], end)
                     done[1] = end
@@ -313,7 +313,7 @@ class NodeProfile:
             groups = self.parts.node_group[mine]  # (a row of another group frees its nodes)
             group = int(groups[0]) if not np.count_nonzero(groups != groups[0]) else None
             ends, row_nodes, row_cores, row_gpus, row_memory = self._table_by_end(group)
-            k = int(np.searchsorted(ends, until, side="right"))
+            k = int(ends.searchsorted(until, side="right"))
             rows = mine[row_nodes[:k]]
             if np.count_nonzero(rows):
                 before, added = len(times), int(rows.sum())
@@ -329,7 +329,7 @@ class NodeProfile:
                 )
         if not by_time:
             return times, back, at[where], cores, gpus, memory
-        order = np.argsort(times, kind="stable")
+        order = times.argsort(kind="stable")
         return (
             times[order], back[order], at[where[order]], cores[order],
             None if gpus is None else gpus[order], None if memory is None else memory[order],
@@ -427,8 +427,8 @@ class NodeProfile:
         cores = state.cores
         if self.table is not None:
             ends, nodes, held, _, _ = self._table_by_end(self.parts.group[part])
-            low = int(np.searchsorted(ends, t))
-            high = int(np.searchsorted(ends, t, side="right"))  # (rows low:high end at t)
+            low = int(ends.searchsorted(t))
+            high = int(ends.searchsorted(t, side="right"))  # (rows low:high end at t)
             if high > low:
                 cores = cores.copy()
                 np.subtract.at(cores, nodes[low:high], held[low:high])
@@ -471,7 +471,7 @@ class NodeProfile:
         done = 0
         for t in [now, *np.unique(times[back & (times > now)]).tolist()]:
             if t > now:
-                upto = int(np.searchsorted(times, t, side="right"))
+                upto = int(times.searchsorted(t, side="right"))
                 _add_rows(state, events[2:], done, upto)
                 done = upto
             if self._holds_during(state, t, t + duration, alloc, at):
@@ -517,7 +517,7 @@ class NodeProfile:
         if not extra_times:  # (the running jobs' ends alone: the level only rises)
             if self.table is not None:
                 ends = self._table_by_end(self.parts.group[part])[0]
-                reached = int(np.searchsorted(self._table_cores_of(part), cores - base))
+                reached = int(self._table_cores_of(part).searchsorted(cores - base))
                 last_time = math.nan
                 for t in ends[max(reached - 1, 0) :]:  # (from the row that reaches them)
                     if t != last_time:
@@ -539,12 +539,12 @@ class NodeProfile:
             if len(ends):  # (the level after the last row ending at each time)
                 last = np.ones(len(ends), dtype=bool)
                 last[:-1] = ends[1:] != ends[:-1]
-                level = base + inside[1:] + extras[np.searchsorted(changed, ends, side="right")]
+                level = base + inside[1:] + extras[changed.searchsorted(ends, side="right")]
                 table = iter(ends[last & (level >= cores)])
-            level = base + inside[np.searchsorted(ends, changed, side="right")]
+            level = base + inside[ends.searchsorted(changed, side="right")]
         else:
             level = np.full(len(changed), base, dtype=np.int64)
-        level = level + extras[np.searchsorted(changed, changed, side="right")]
+        level = level + extras[changed.searchsorted(changed, side="right")]
         last_time = math.nan
         for t in heapq.merge(table, changed[level >= cores].tolist()):
             if t != last_time:
@@ -556,7 +556,7 @@ class NodeProfile:
         inside = self._table_cores.get(part)
         if inside is None:
             _, nodes, row_cores, _, _ = self._table_by_end(self.parts.group[part])
-            inside = np.concatenate([[0], np.cumsum(row_cores * self.parts.member[part][nodes])])
+            inside = np.concatenate([[0], (row_cores * self.parts.member[part][nodes]).cumsum()])
             self._table_cores[part] = inside
         return inside
 
@@ -640,7 +640,7 @@ def _lower(taking: _Taking, alloc: Alloc) -> None:
     nodes, other = taking.alloc.nodes, alloc.nodes  # (each ascending)
     if not len(other) or other[-1] < nodes[0] or other[0] > nodes[-1]:
         return
-    at = np.searchsorted(nodes, other)  # (where each of alloc's nodes is, if it is there)
+    at = nodes.searchsorted(other)  # (where each of alloc's nodes is, if it is there)
     there = at < len(nodes)
     there[there] = nodes[at[there]] == other[there]
     if np.count_nonzero(there):

@@ -146,8 +146,8 @@ class _View:
         held = np.isfinite(releases.end)
         if self.group is not None and releases.node_group is not None:
             held &= releases.node_group[releases.node] == self.group
-        rows = np.flatnonzero(held)
-        rows = rows[np.argsort(releases.end[rows], kind="stable")]
+        rows = held.nonzero()[0]
+        rows = rows[releases.end[rows].argsort(kind="stable")]
         self.rows, self.gens, self.ends = rows, releases.freed[rows], releases.end[rows]
 
     def merge(self, releases: Releases) -> None:
@@ -170,13 +170,13 @@ class _View:
             if self.group is not None and releases.node_group is not None:
                 new = new[releases.node_group[releases.node[new]] == self.group]  # (not reused)
             new_ends = releases.end[new]
-            by_end = np.argsort(new_ends, kind="stable")  # (ties by row)
+            by_end = new_ends.argsort(kind="stable")  # (ties by row)
             new, new_ends = new[by_end], new_ends[by_end]
-            at = np.searchsorted(ends, new_ends, side="right")
-            first = np.searchsorted(ends, new_ends, side="left")
-            for k in np.flatnonzero(first < at).tolist():  # (ties with kept rows: by row)
+            at = ends.searchsorted(new_ends, side="right")
+            first = ends.searchsorted(new_ends, side="left")
+            for k in (first < at).nonzero()[0].tolist():  # (ties with kept rows: by row)
                 lo = int(first[k])
-                at[k] = lo + int(np.searchsorted(rows[lo : at[k]], new[k]))
+                at[k] = lo + int(rows[lo : at[k]].searchsorted(new[k]))
             at += np.arange(len(new))
             old = np.ones(len(rows) + len(new), dtype=bool)
             old[at] = False

@@ -278,7 +278,7 @@ class WholeNodeResources(Resources):
             begun = starts < end  # (windows: a job may end as one begins)
             if closed is not None:  # (reservations: it may not, backfill.c:2417)
                 begun = begun | (closed & (starts == end))
-            over = np.flatnonzero((ends > start_res) & begun).tolist()
+            over = ((ends > start_res) & begun).nonzero()[0].tolist()
             off = np.zeros(len(mine), dtype=bool)
             if over:
                 off[np.concatenate([held_by[k] for k in over])] = True
@@ -286,7 +286,7 @@ class WholeNodeResources(Resources):
             later_start = float(later.min()) if len(later) else math.inf
             everywhere = _Blocks()
             if np.count_nonzero(off):
-                everywhere.add(-math.inf, math.inf, np.flatnonzero(off))
+                everywhere.add(-math.inf, math.inf, off.nonzero()[0])
             at, alloc = _Sweep(self, demand, duration, first, everywhere, before).run()
             if alloc is None:
                 start_res = later_start  # (nowhere on these nodes: after the next block)
@@ -297,7 +297,7 @@ class WholeNodeResources(Resources):
                 continue
             if start > now:
                 begin, stop = round_down(start), round_down(start + duration)
-                hit = np.flatnonzero((ends > begin) & (starts < stop)).tolist()
+                hit = ((ends > begin) & (starts < stop)).nonzero()[0].tolist()
                 taken = np.zeros(len(mine), dtype=bool)
                 taken[alloc.nodes] = True
                 if hit and np.count_nonzero(taken[np.concatenate([held_by[k] for k in hit])]):
@@ -327,7 +327,7 @@ class WholeNodeResources(Resources):
             cores = np.concatenate([cores, *[c for _, _, c in more]])
             inside = member[nodes]
             ends, nodes, cores = ends[inside], nodes[inside], cores[inside]
-            order = np.argsort(ends, kind="stable")
+            order = ends.argsort(kind="stable")
             ends, nodes, cores = ends[order], nodes[order], cores[order]
         if self._releases is not None and len(ends):  # (on the partition's nodes)
             ends = self._releases(ends)
@@ -339,8 +339,8 @@ class WholeNodeResources(Resources):
             last = np.full(n, -math.inf)
             np.maximum.at(last, nodes, ends)
             idle = member & (work.cores == capacity)
-            later = np.flatnonzero(member & ~idle & (total == capacity))
-            nodes = later[np.argsort(last[later], kind="stable")]
+            later = (member & ~idle & (total == capacity)).nonzero()[0]
+            nodes = later[last[later].argsort(kind="stable")]
             ends, cores = last[nodes], capacity[nodes]
             base = np.where(idle, capacity, 0)
         found = self._returns[part] = (ends, nodes, cores, base)
@@ -361,7 +361,7 @@ class WholeNodeResources(Resources):
         done = [0, 0]  # rows of the table, entries of gives, applied
 
         def at(t: float) -> Free:
-            k = int(np.searchsorted(table[0], t, side="right"))
+            k = int(table[0].searchsorted(t, side="right"))
             if k > done[0]:
                 _add_rows(state, table[1:], done[0], k)
                 done[0] = k
@@ -387,7 +387,7 @@ class _Sweep:
     ) -> None:
         self.plan, self.demand, self.duration, self.blocks = plan, demand, duration, blocks
         times, nodes, gains, base = plan._returns_of(demand.part)
-        end = int(np.searchsorted(times, before))  # (no start from ``before`` on is wanted)
+        end = int(times.searchsorted(before))  # (no start from ``before`` on is wanted)
         self.times, self.nodes, self.gains = times[:end], nodes[:end], gains[:end]
         self.before = before
         self.need = demand.cores
@@ -404,7 +404,7 @@ class _Sweep:
     def run(self) -> tuple[float, Alloc | None]:
         first, d = self.first, self.duration
         times = self.times
-        i = int(np.searchsorted(times, first, side="right"))
+        i = int(times.searchsorted(first, side="right"))
         self._add(0, i)
         # blocks held over [first, first + d) now (a closed one over [first, first + d]);
         # the others begin (for starts after start - d; a closed one's from start - d on) or
@@ -412,7 +412,7 @@ class _Sweep:
         # then ends, then the others begin
         blocks = self.blocks
         starts, ends, closed = blocks.arrays()
-        live = np.flatnonzero(ends > first)
+        live = (ends > first).nonzero()[0]
         now_held = starts[live] < first + d
         if closed is not None:
             now_held |= closed[live] & (starts[live] == first + d)
@@ -438,7 +438,7 @@ class _Sweep:
             nodes = blocks.nodes[k]
             if begin:  # (held for starts after ``at``, or from ``at`` on if closed (-1): the
                 # returns up to it, or before it, come first)
-                hi = int(np.searchsorted(times, at, side="right" if begin > 0 else "left"))
+                hi = int(times.searchsorted(at, side="right" if begin > 0 else "left"))
                 if (found := self._scan(i, hi)) is not None:
                     return found
                 i = hi
@@ -446,13 +446,13 @@ class _Sweep:
                 self.total -= int(self.have[newly].sum())
                 self.held[nodes] += 1
                 continue
-            hi = int(np.searchsorted(times, at, side="left"))  # (free again from ``at`` on)
+            hi = int(times.searchsorted(at, side="left"))  # (free again from ``at`` on)
             if (found := self._scan(i, hi)) is not None:
                 return found
             self.held[nodes] -= 1
             freed = nodes[self.held[nodes] == 0]
             self.total += int(self.have[freed].sum())
-            i, hi = hi, int(np.searchsorted(times, at, side="right"))
+            i, hi = hi, int(times.searchsorted(at, side="right"))
             self.total += self._add(i, hi)
             i = hi
             if self.total >= self.need and (alloc := self._try(at)) is not None:
@@ -478,12 +478,12 @@ class _Sweep:
             return None
         times = self.times[lo:hi]
         unblocked = self.gains[lo:hi] * (self.held[self.nodes[lo:hi]] == 0)
-        cumulative = self.total + np.cumsum(unblocked)
-        j = int(np.searchsorted(cumulative, self.need))
+        cumulative = self.total + unblocked.cumsum()
+        j = int(cumulative.searchsorted(self.need))
         done = 0
         while j < hi - lo:
             t = float(times[j])
-            k = int(np.searchsorted(times, t, side="right"))  # (every return at t)
+            k = int(times.searchsorted(t, side="right"))  # (every return at t)
             self._add(lo + done, lo + k)
             done = k
             self.total = int(cumulative[k - 1])
@@ -567,7 +567,7 @@ def _released(ends: np.ndarray, every: np.ndarray, released: np.ndarray) -> np.n
     ``every``; equal ends are released together)."""
     if not len(ends):
         return ends
-    return released[np.searchsorted(every, ends, side="right") - 1]
+    return released[every.searchsorted(ends, side="right") - 1]
 
 
 #: No blocks.
