@@ -369,9 +369,8 @@ class NodeMachine:
         nodes, available = alloc.nodes, self.available
         after = before - alloc.cores if sign < 0 else before + alloc.cores
         available.cores[nodes] = after
-        if self._gpus and np.count_nonzero(
-            alloc.gpus
-        ):  # (most jobs ask for none: no call for them)
+        # (most jobs ask for no GPU, and many for no memory: no call for them)
+        if self._gpus and np.count_nonzero(alloc.gpus):
             available.gpus[nodes] += sign * alloc.gpus
         if self._memory and np.count_nonzero(alloc.memory):
             available.memory[nodes] += sign * alloc.memory
