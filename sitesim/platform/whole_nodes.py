@@ -86,8 +86,11 @@ class WholeNodeResources(Resources):
         self._outside: tuple[frozenset[int], np.ndarray] | None = None
         #: Per partition, the cores a plain demand can have now (see could_start_now).
         self._usable: dict[int, int] = {}
-        #: Per partition, its returns (:meth:`_returns_of`), until a start changes them.
+        #: Per partition, its returns (:meth:`_returns_of`), until a start changes them; and
+        #: per partition and count k, what each node gives once its first k returns are back,
+        #: and its sum.
         self._returns: dict[int, Returns] = {}
+        self._have_at: dict[tuple[int, int], tuple[np.ndarray, int]] = {}
         #: When the running jobs give back, from their ends (:meth:`earliest`'s ``releases``).
         self._releases: Releases | None = None
         for down, up, alloc in machine.windows:  # (by start)
@@ -161,7 +164,7 @@ class WholeNodeResources(Resources):
         self.work.take(alloc)
         self.soonest = min(self.soonest, end)
         self._gives.insert(bisect_right(self._gives, end, key=_first), (end, alloc))
-        self._returns.clear()
+        self._returns_changed()
         self._usable.clear()
 
     def _clear(self, end: float, demand: Demand) -> Free:
@@ -223,7 +226,7 @@ class WholeNodeResources(Resources):
     ) -> tuple[float, Alloc | None]:
         if releases != self._releases:
             self._releases = releases
-            self._returns.clear()
+            self._returns_changed()
         demand = job.demand
         duration = job.estimate if duration is None else duration
         now = self.now
@@ -263,7 +266,7 @@ class WholeNodeResources(Resources):
         """
         if releases != self._releases:
             self._releases = releases
-            self._returns.clear()
+            self._returns_changed()
         demand = job.demand
         now = self.now
         found = self._blocks.get(self.groups[demand.part])
@@ -346,6 +349,22 @@ class WholeNodeResources(Resources):
         found = self._returns[part] = (ends, nodes, cores, base)
         return found
 
+    def _returns_changed(self) -> None:
+        """What comes back over time changed: every partition's returns are read again."""
+        self._returns.clear()
+        self._have_at.clear()
+
+    def _have_after(self, part: int, k: int) -> tuple[np.ndarray, int]:
+        """What each node gives a sweep of partition ``part`` once its first ``k`` returns
+        are back (a copy: the sweep adds the later ones; every sweep of a job from its lower
+        bound begins there), and the sum."""
+        found = self._have_at.get((part, k))
+        if found is None:
+            _, nodes, gains, base = self._returns_of(part)
+            have = base + np.bincount(nodes[:k], gains[:k], len(base)).astype(np.int64)
+            found = self._have_at[part, k] = (have, int(have.sum()))
+        return found[0].copy(), found[1]
+
     def _walk(self) -> Callable[[float], Free]:
         """The resources free at ascending times (one state, updated in place)."""
         state = self.work.copy()
@@ -391,8 +410,9 @@ class _Sweep:
         self.times, self.nodes, self.gains = times[:end], nodes[:end], gains[:end]
         self.before = before
         self.need = demand.cores
-        #: What each node gives at the sweep's time, and how many blocks hold it.
-        self.have = base.copy()
+        #: What each node gives at the sweep's time (from :meth:`run` on), and how many
+        #: blocks hold it.
+        self.have = base
         self.held = np.zeros(len(base), dtype=np.int64)
         self.first = first
         #: The cores of ``have`` are what is free on the partition's nodes, all placement
@@ -405,7 +425,7 @@ class _Sweep:
         first, d = self.first, self.duration
         times = self.times
         i = int(times.searchsorted(first, side="right"))
-        self._add(0, i)
+        self.have, given = self.plan._have_after(self.demand.part, i)
         # blocks held over [first, first + d) now (a closed one over [first, first + d]);
         # the others begin (for starts after start - d; a closed one's from start - d on) or
         # end (for starts from end on) during the sweep; at one time, closed ones begin first,
@@ -429,7 +449,8 @@ class _Sweep:
         edges = zip(
             times_at[order].tolist(), begins[order].tolist(), which[order].tolist(), strict=True
         )
-        self.total = int(self.have[self.held == 0].sum())
+        blocked = np.count_nonzero(self.held)
+        self.total = int(self.have[self.held == 0].sum()) if blocked else given
         if self.total >= self.need and (alloc := self._try(first)) is not None:
             return first, alloc
         for at, begin, k in edges:
@@ -457,7 +478,7 @@ class _Sweep:
             i = hi
             if self.total >= self.need and (alloc := self._try(at)) is not None:
                 return at, alloc
-        found = self._scan(i, len(times))
+        found = self._scan(i, len(times), last=True)
         return found if found is not None else (math.inf, None)
 
     def _add(self, lo: int, hi: int) -> int:
@@ -471,9 +492,10 @@ class _Sweep:
             np.add.at(self.have, nodes, gains)
         return int(gains[self.held[nodes] == 0].sum())
 
-    def _scan(self, lo: int, hi: int) -> tuple[float, Alloc] | None:
+    def _scan(self, lo: int, hi: int, last: bool = False) -> tuple[float, Alloc] | None:
         """The returns ``lo:hi`` under the same blocks: try each time at which the unblocked
-        nodes first cover the job (and later ones while placement fails)."""
+        nodes first cover the job (and later ones while placement fails). ``last``: the
+        sweep's last, nothing read after it (what is left of them is not applied)."""
         if hi <= lo:
             return None
         times = self.times[lo:hi]
@@ -491,8 +513,9 @@ class _Sweep:
             if alloc is not None:
                 return t, alloc
             j = k
-        self._add(lo + done, hi)
-        self.total = int(cumulative[-1])
+        if not last:
+            self._add(lo + done, hi)
+            self.total = int(cumulative[-1])
         return None
 
     def _try(self, t: float) -> Alloc | None:
