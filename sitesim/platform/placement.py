@@ -211,8 +211,10 @@ def place(
                 nodes = parts.nodes[k][chosen]
                 return Alloc(nodes, cap_cores[chosen], cap_gpus[chosen], cap_mem[chosen])
     else:
-        if not (count or demand.nodeset or gpus or memory or parts.best_fit or last is not None):
-            return _first_cores(parts.nodes[k], cores_free, want)
+        if not (count or demand.nodeset or gpus or memory or parts.best_fit):
+            return _first_cores(
+                parts.nodes[k], cores_free, want, None if last is None else last[sel]
+            )
         if not count and int(cores_free.sum()) < want:
             return None
         ok = cores_free > 0
@@ -272,10 +274,26 @@ def place(
     return Alloc(picked, taken, np.full(n, gpus, np.int64), np.full(n, memory, np.int64))
 
 
-def _first_cores(nodes: np.ndarray, cores_free: np.ndarray, want: int) -> Alloc | None:
+def _first_cores(
+    nodes: np.ndarray, cores_free: np.ndarray, want: int, late: np.ndarray | None = None
+) -> Alloc | None:
     """First fit of ``want`` cores on a shared partition's nodes (``nodes``, their free cores
     ``cores_free``), nothing else asked: every free core of node after node, in index order,
-    the last node only what is left to take."""
+    the last node only what is left to take; the nodes in ``late`` (a mask) after the
+    others."""
+    if late is not None and np.count_nonzero(late):
+        early = np.where(late, 0, cores_free)
+        short = want - int(early.sum())
+        if short <= 0:  # (the others hold them)
+            return _first_cores(nodes, early, want)
+        rest = _first_cores(nodes, np.where(late, cores_free, 0), short)
+        if rest is None:
+            return None
+        chosen = early.nonzero()[0]  # (all of the others, then the late nodes': ascending)
+        picked = np.concatenate([nodes[chosen], rest.nodes])
+        at = picked.argsort(kind="stable")
+        taken = np.concatenate([early[chosen], rest.cores])[at]
+        return Alloc(picked[at], taken, np.zeros(len(at), np.int64), np.zeros(len(at), np.int64))
     cumulative = cores_free.cumsum()
     if not len(cumulative) or cumulative[-1] < want:
         return None

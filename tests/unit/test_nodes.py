@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sitesim.cli.main import main
@@ -71,19 +71,35 @@ def test_shared_packs_cores_and_best_fit_takes_the_tightest_node() -> None:
     assert wide is not None and (wide.nodes.tolist(), wide.cores.tolist()) == ([0, 2], [2, 8])
 
 
-@given(st.lists(st.integers(0, 8), min_size=4, max_size=4), st.integers(1, 30))
-def test_shared_first_fit_of_cores_alone_takes_what_the_general_path_takes(
-    free_cores: list[int], cores: int
+def first_fit(free_cores: list[int], want: int, late: list[bool]) -> tuple[list, list] | None:
+    """First fit of ``want`` cores, node by node, the nodes in ``late`` after the others:
+    (nodes, cores taken), ascending; None if they are not there."""
+    taken: dict[int, int] = {}
+    for node in sorted(range(len(free_cores)), key=lambda k: late[k]):  # (stable: by index)
+        if want and free_cores[node]:
+            taken[node] = min(free_cores[node], want)
+            want -= taken[node]
+    return None if want else (sorted(taken), [taken[k] for k in sorted(taken)])
+
+
+@given(
+    st.lists(st.integers(0, 8), min_size=4, max_size=4),
+    st.integers(1, 30),
+    st.none() | st.lists(st.booleans(), min_size=4, max_size=4),
+)
+@example([4, 4, 8, 8], 21, [True, False, False, False])  # (a late node before the others)
+def test_shared_first_fit_of_cores_alone_takes_the_first_free_cores(
+    free_cores: list[int], cores: int, last: list[bool] | None
 ) -> None:
     p = parts()
     free = capacity(p.platform)
     free.cores[:] = np.minimum(free_cores, p.platform.cores)
-    general = place(p, Demand(1, cores), free, np.zeros(4, dtype=bool))  # (nothing put last)
-    fast = place(p, Demand(1, cores), free)
-    assert (fast is None) == (general is None)
-    if fast is not None and general is not None:
-        assert all(np.array_equal(a, b) for a, b in zip(fast, general, strict=True))
-        assert fast.cores.sum() == cores and (fast.cores > 0).all()
+    alloc = place(p, Demand(1, cores), free, None if last is None else np.array(last))
+    expected = first_fit(free.cores.tolist(), cores, last or [False] * 4)
+    assert (alloc is None) == (expected is None)
+    if alloc is not None and expected is not None:
+        assert (alloc.nodes.tolist(), alloc.cores.tolist()) == expected
+        assert not alloc.gpus.any() and not alloc.memory.any()
 
 
 IDENTICAL = {
