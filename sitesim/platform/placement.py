@@ -289,7 +289,7 @@ def _first_cores(
         rest = _first_cores(nodes, np.where(late, cores_free, 0), short)
         if rest is None:
             return None
-        chosen = early.nonzero()[0]  # (all of the others, then the late nodes': ascending)
+        chosen = (early > 0).nonzero()[0]  # (all of the others, then the late nodes': ascending)
         picked = np.concatenate([nodes[chosen], rest.nodes])
         at = picked.argsort(kind="stable")
         taken = np.concatenate([early[chosen], rest.cores])[at]
@@ -298,7 +298,7 @@ def _first_cores(
     if not len(cumulative) or cumulative[-1] < want:
         return None
     used = int(cumulative.searchsorted(want)) + 1  # (nodes up to the one that covers them)
-    chosen = cores_free[:used].nonzero()[0]
+    chosen = (cores_free[:used] > 0).nonzero()[0]  # (a mask: NumPy finds its ones faster)
     taken = cores_free[chosen]
     taken[-1] -= int(cumulative[used - 1]) - want
     n = len(chosen)
