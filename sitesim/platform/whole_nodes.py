@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -287,10 +287,8 @@ class WholeNodeResources(Resources):
                 off[np.concatenate([held_by[k] for k in over])] = True
             later = ends[(ends > start_res) & touches]
             later_start = float(later.min()) if len(later) else math.inf
-            everywhere = _Blocks()
-            if np.count_nonzero(off):
-                everywhere.add(-math.inf, math.inf, off.nonzero()[0])
-            at, alloc = _Sweep(self, demand, duration, first, everywhere, before).run()
+            held = off if over else None  # (held throughout: no block begins or ends)
+            at, alloc = _Sweep(self, demand, duration, first, _Blocks(), before, held).run()
             if alloc is None:
                 start_res = later_start  # (nowhere on these nodes: after the next block)
                 continue
@@ -393,7 +391,8 @@ class WholeNodeResources(Resources):
 
 
 class _Sweep:
-    """The earliest start of ``demand`` for ``duration`` seconds, from ``first`` on."""
+    """The earliest start of ``demand`` for ``duration`` seconds, from ``first`` on, off the
+    nodes ``blocks`` hold and those in ``held`` (a mask: held throughout)."""
 
     def __init__(
         self,
@@ -403,6 +402,7 @@ class _Sweep:
         first: float,
         blocks: _Blocks,
         before: float,
+        held: np.ndarray | None = None,
     ) -> None:
         self.plan, self.demand, self.duration, self.blocks = plan, demand, duration, blocks
         times, nodes, gains, base = plan._returns_of(demand.part)
@@ -413,7 +413,7 @@ class _Sweep:
         #: What each node gives at the sweep's time (from :meth:`run` on), and how many
         #: blocks hold it.
         self.have = base
-        self.held = np.zeros(len(base), dtype=np.int64)
+        self.held = np.zeros(len(base), dtype=np.int64) if held is None else held.astype(np.int64)
         self.first = first
         #: The cores of ``have`` are what is free on the partition's nodes, all placement
         #: reads, unless the job asks for GPUs or memory on shared nodes.
@@ -431,24 +431,27 @@ class _Sweep:
         # end (for starts from end on) during the sweep; at one time, closed ones begin first,
         # then ends, then the others begin
         blocks = self.blocks
-        starts, ends, closed = blocks.arrays()
-        live = (ends > first).nonzero()[0]
-        now_held = starts[live] < first + d
-        if closed is not None:
-            now_held |= closed[live] & (starts[live] == first + d)
-        if np.count_nonzero(now_held):
-            held = [blocks.nodes[k] for k in live[now_held].tolist()]
-            every = held[0] if len(held) == 1 else np.concatenate(held)
-            self.held += np.bincount(every, minlength=len(self.held))
-        later = live[~now_held]
-        times_at = np.concatenate([starts[later] - d, ends[live]])
-        kind = np.ones(len(later), np.int64) if closed is None else 1 - 2 * closed[later]
-        begins = np.concatenate([kind, np.zeros(len(live), np.int64)])
-        which = np.concatenate([later, live])
-        order = np.lexsort((begins, times_at))
-        edges = zip(
-            times_at[order].tolist(), begins[order].tolist(), which[order].tolist(), strict=True
-        )
+        edges: Iterable[tuple[float, int, int]] = ()
+        if blocks.starts:
+            starts, ends, closed = blocks.arrays()
+            live = (ends > first).nonzero()[0]
+            now_held = starts[live] < first + d
+            if closed is not None:
+                now_held |= closed[live] & (starts[live] == first + d)
+            if np.count_nonzero(now_held):
+                held = [blocks.nodes[k] for k in live[now_held].tolist()]
+                every = held[0] if len(held) == 1 else np.concatenate(held)
+                self.held += np.bincount(every, minlength=len(self.held))
+            later = live[~now_held]
+            times_at = np.concatenate([starts[later] - d, ends[live]])
+            kind = np.ones(len(later), np.int64) if closed is None else 1 - 2 * closed[later]
+            begins = np.concatenate([kind, np.zeros(len(live), np.int64)])
+            which = np.concatenate([later, live])
+            order = np.lexsort((begins, times_at))
+            edges = zip(
+                times_at[order].tolist(), begins[order].tolist(), which[order].tolist(),
+                strict=True,
+            )  # fmt: skip
         blocked = np.count_nonzero(self.held)
         self.total = int(self.have[self.held == 0].sum()) if blocked else given
         if self.total >= self.need and (alloc := self._try(first)) is not None:
