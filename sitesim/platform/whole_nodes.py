@@ -91,6 +91,9 @@ class WholeNodeResources(Resources):
         #: and its sum.
         self._returns: dict[int, Returns] = {}
         self._have_at: dict[tuple[int, int], tuple[np.ndarray, int]] = {}
+        #: Slurm's sweeps of this pass (:meth:`slurm_start`) by demand, lower bound, end and
+        #: the blocks held throughout, until a start changes the returns.
+        self._sweeps: dict[tuple[Any, ...], tuple[float, Alloc | None]] = {}
         #: When the running jobs give back, from their ends (:meth:`earliest`'s ``releases``).
         self._releases: Releases | None = None
         for down, up, alloc in machine.windows:  # (by start)
@@ -282,13 +285,19 @@ class WholeNodeResources(Resources):
             if closed is not None:  # (reservations: it may not, backfill.c:2417)
                 begun = begun | (closed & (starts == end))
             over = ((ends > start_res) & begun).nonzero()[0].tolist()
-            off = np.zeros(len(mine), dtype=bool)
-            if over:
-                off[np.concatenate([held_by[k] for k in over])] = True
             later = ends[(ends > start_res) & touches]
             later_start = float(later.min()) if len(later) else math.inf
-            held = off if over else None  # (held throughout: no block begins or ends)
-            at, alloc = _Sweep(self, demand, duration, first, _Blocks(), before, held).run()
+            # (a sweep with no block beginning or ending during it reads no duration)
+            key = (demand, first, before, *over)
+            swept = self._sweeps.get(key)
+            if swept is None:
+                held = None  # (held throughout: no block begins or ends)
+                if over:
+                    held = np.zeros(len(mine), dtype=bool)
+                    held[np.concatenate([held_by[k] for k in over])] = True
+                sweep = _Sweep(self, demand, duration, first, _Blocks(), before, held)
+                swept = self._sweeps[key] = sweep.run()
+            at, alloc = swept
             if alloc is None:
                 start_res = later_start  # (nowhere on these nodes: after the next block)
                 continue
@@ -351,6 +360,7 @@ class WholeNodeResources(Resources):
         """What comes back over time changed: every partition's returns are read again."""
         self._returns.clear()
         self._have_at.clear()
+        self._sweeps.clear()
 
     def _have_after(self, part: int, k: int) -> tuple[np.ndarray, int]:
         """What each node gives a sweep of partition ``part`` once its first ``k`` returns

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 from hypothesis import example, given, settings
@@ -30,12 +31,13 @@ from sitesim.engine.machine import ProcessorResources
 from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.platform.description import Platform
+from sitesim.platform.placement import Request
 from sitesim.platform.whole_nodes import WholeNodeResources
 from sitesim.schedulers import EASY, SLURM, Conservative
 from sitesim.schedulers.base import Scheduler
 from tests.conftest import run_jobs
 from tests.property.test_invariants import Workload, max_busy, workloads
-from tests.property.test_platform_properties import platforms, requests, run_on
+from tests.property.test_platform_properties import Asked, platforms, requests, run_on
 
 #: Every limit lifted: the whole queue tested by both schedulers, any start time, 1 s steps.
 UNLIMITED = {
@@ -242,6 +244,46 @@ def test_lazy_reservations_give_the_literal_cycle_on_random_platforms(
     jobs = data.draw(requests(platform))
     lazy, literal = (run_on(platform, jobs, cls(**limits)).jobs for cls in (SLURM, Literal))
     assert [(j.state, j.start) for j in lazy] == [(j.state, j.start) for j in literal]
+
+
+#: The sweeps of a pass kept nowhere: each one made afresh.
+AFRESH = property(lambda res: {}, lambda res, value: None)
+
+
+def kept_and_afresh(platform: Platform, jobs: list[Asked], limits: dict[str, Any]) -> None:
+    """The run with the sweeps kept within each pass and the run with every sweep made afresh
+    start the same jobs at the same times on the same nodes."""
+    kept = run_on(platform, jobs, SLURM(**limits)).jobs
+    with patch.object(WholeNodeResources, "_sweeps", AFRESH, create=True):
+        afresh = run_on(platform, jobs, SLURM(**limits)).jobs
+    assert [(j.state, j.start, j.alloc.nodes.tolist()) for j in kept] == [
+        (j.state, j.start, j.alloc.nodes.tolist()) for j in afresh
+    ]
+
+
+@settings(deadline=None)
+@given(st.data(), st.booleans(), st.sampled_from(SETTINGS))
+def test_sweeps_kept_within_a_pass_answer_as_sweeps_afresh(
+    data: st.DataObject, downtime: bool, limits: dict[str, Any]
+) -> None:
+    """A reservation's sweep kept for the rest of the pass (until a start changes what comes
+    back) gives every later job of the same demand what a sweep of its own would."""
+    platform = data.draw(platforms(downtime=downtime))
+    kept_and_afresh(platform, data.draw(requests(platform)), limits)
+
+
+def test_a_sweep_kept_is_not_read_under_other_reservations() -> None:
+    """Found by the test above: a sweep kept by its demand alone, read for a later one-node
+    job under other reservations, started it at 30 s where its own sweep starts it at 31 s."""
+    jobs = [(0.0, 1, 30.0, 60.0), (0.0, 2, 0.0, 1.0), (0.0, 1, 0.0, 30.0), (1.0, 1, 0.0, 1.0)]
+    asked = [(*job, Request()) for job in jobs]
+    platform = Platform.from_dict(
+        {
+            "nodes": [{"type": "n", "count": 2, "cores": 1, "memory": 8}],  # (not processors)
+            "partitions": [{"name": "all", "nodes": ["n"], "allocation": "exclusive"}],
+        }
+    )
+    kept_and_afresh(platform, asked, {"bf_max_job_test": 3})
 
 
 #: Found by the thorough profile: the main scheduler stopped at a blocked partition before a
