@@ -95,6 +95,14 @@ class NodeMachine:
         #: what a pass screens a job with before placing it.
         self.part_free = self._member @ self.available.cores
         self.part_idle = self._member @ np.ones(platform.nodes, dtype=np.int64)
+        #: Nodes in the same partitions form a class, numbered in node order; where each
+        #: class is a run of consecutive nodes, each node's class (else None), and per class
+        #: its partitions: the counts a job's start or end changes (:meth:`_recount_job`).
+        signatures, classes = np.unique(self._member.T, axis=0, return_inverse=True)
+        classes = classes.ravel()
+        runs = np.count_nonzero(classes[1:] != classes[:-1]) + 1
+        self._node_class = classes.tolist() if runs == len(signatures) else None
+        self._class_parts = [row.nonzero()[0].tolist() for row in signatures]
         self.running: list[tuple[float, int, Job]] = []
         #: The cores each running job holds, by id.
         self.held: dict[int, int] = {}
@@ -248,7 +256,7 @@ class NodeMachine:
         env = self.env
         now = env.now
         duration = job.mark_started(now)
-        self._hold(alloc, -1, before)
+        self._hold(alloc, -1, before, cores)
         self.free -= cores
         job.alloc = alloc
         insort(self.running, (now + job.estimate, job.id, job))
@@ -280,7 +288,7 @@ class NodeMachine:
             job.demand.part, len(alloc.nodes), cores, int(alloc.gpus.sum()) if self._gpus else 0,
             int(alloc.memory.sum()) if self._memory else 0, format_nodes(alloc.nodes),
         )  # fmt: skip
-        self._hold(alloc, 1, self.available.cores[alloc.nodes])
+        self._hold(alloc, 1, self.available.cores[alloc.nodes], cores)
         self.free += cores
         down = alloc.nodes[~self.up[alloc.nodes]]
         if len(down):  # (nothing is free on a down node)
@@ -363,9 +371,9 @@ class NodeMachine:
             self._recount(back, before)
             self.free += int(platform.cores[back].sum())
 
-    def _hold(self, alloc: Alloc, sign: int, before: np.ndarray) -> None:
-        """Take ``alloc`` from what is free (``sign`` -1: a start) or give it back (+1: an
-        end), ``before`` the free cores of its nodes."""
+    def _hold(self, alloc: Alloc, sign: int, before: np.ndarray, cores: int) -> None:
+        """Take ``alloc`` (``cores`` in all) from what is free (``sign`` -1: a start) or give
+        it back (+1: an end), ``before`` the free cores of its nodes."""
         nodes, available = alloc.nodes, self.available
         after = before - alloc.cores if sign < 0 else before + alloc.cores
         available.cores[nodes] = after
@@ -374,7 +382,24 @@ class NodeMachine:
             available.gpus[nodes] += sign * alloc.gpus
         if self._memory and np.count_nonzero(alloc.memory):
             available.memory[nodes] += sign * alloc.memory
-        self._recount(nodes, before, after)
+        self._recount_job(nodes, before, after, sign * cores)
+
+    def _recount_job(
+        self, nodes: np.ndarray, before: np.ndarray, after: np.ndarray, change: int
+    ) -> None:
+        """:meth:`_recount` for a job's nodes (ascending), whose free cores changed by
+        ``change`` in all: on nodes of one class, every partition of the class changed by as
+        much, and by as many idle nodes."""
+        classes = self._node_class
+        if classes is None or classes[nodes[0]] != classes[nodes[-1]]:
+            self._recount(nodes, before, after)
+            return
+        full = self.platform.cores[nodes]
+        idle = np.count_nonzero(after == full) - np.count_nonzero(before == full)
+        part_free, part_idle = self.part_free, self.part_idle
+        for part in self._class_parts[classes[nodes[0]]]:
+            part_free[part] += change
+            part_idle[part] += idle
 
     def _recount(
         self, nodes: np.ndarray, before: np.ndarray, after: np.ndarray | None = None

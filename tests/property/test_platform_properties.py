@@ -34,6 +34,7 @@ from sitesim.engine.site import Site
 from sitesim.models.trace_user import TraceUser, TraceWorkload
 from sitesim.platform.description import Platform
 from sitesim.platform.downtime import Downtime, Outages
+from sitesim.platform.machine import NodeMachine
 from sitesim.platform.placement import Request
 from sitesim.platform.resources import NodePlan, NodeResources
 from sitesim.schedulers import EASY, REGISTRY, create
@@ -207,6 +208,29 @@ def test_no_node_is_over_allocated_and_jobs_stay_in_their_partition(
     site = run_on(platform, jobs, create(name))
     ran = check_allocations(site, platform)
     assert len(ran) + sum(site.rejected.values()) == len(jobs)
+
+
+@settings(deadline=None)
+@given(st.data(), st.booleans())
+def test_each_partitions_free_cores_and_idle_nodes_are_counted_exactly(
+    data: st.DataObject, downtime: bool
+) -> None:
+    """What the machine counts per partition as jobs start and end (what a pass screens a job
+    with) is what a count afresh gives after each start and end."""
+    platform = data.draw(platforms(downtime=downtime))
+    jobs = data.draw(requests(platform))
+    member = [np.asarray(p.nodes) for p in platform.partitions]
+    hold = NodeMachine._hold
+
+    def counted(machine: NodeMachine, *args: Any) -> None:
+        hold(machine, *args)
+        cores = machine.available.cores
+        idle = cores == platform.cores
+        assert machine.part_free.tolist() == [int(cores[nodes].sum()) for nodes in member]
+        assert machine.part_idle.tolist() == [int(idle[nodes].sum()) for nodes in member]
+
+    with mock.patch.object(NodeMachine, "_hold", counted):
+        run_on(platform, jobs, create("EASY"))
 
 
 @settings(deadline=None)
