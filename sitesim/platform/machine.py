@@ -97,7 +97,7 @@ class NodeMachine:
         self.part_idle = self._member @ np.ones(platform.nodes, dtype=np.int64)
         #: Nodes in the same partitions form a class, numbered in node order; where each
         #: class is a run of consecutive nodes, each node's class (else None), and per class
-        #: its partitions: the counts a job's start or end changes (:meth:`_recount_job`).
+        #: its partitions: the counts a job's start or end changes (:meth:`count`).
         signatures, classes = np.unique(self._member.T, axis=0, return_inverse=True)
         classes = classes.ravel()
         runs = np.count_nonzero(classes[1:] != classes[:-1]) + 1
@@ -382,38 +382,41 @@ class NodeMachine:
             available.gpus[nodes] += sign * alloc.gpus
         if self._memory and np.count_nonzero(alloc.memory):
             available.memory[nodes] += sign * alloc.memory
-        self._recount_job(nodes, before, after, sign * cores)
+        self.count(self.part_free, self.part_idle, nodes, before, after, sign * cores)
 
-    def _recount_job(
-        self, nodes: np.ndarray, before: np.ndarray, after: np.ndarray, change: int
+    def count(
+        self,
+        part_free: np.ndarray,
+        part_idle: np.ndarray,
+        nodes: np.ndarray,
+        before: np.ndarray,
+        after: np.ndarray,
+        change: int,
     ) -> None:
-        """:meth:`_recount` for a job's nodes (ascending), whose free cores changed by
-        ``change`` in all: on nodes of one class, every partition of the class changed by as
-        much, and by as many idle nodes."""
+        """Count a change of the free cores of ``nodes`` (ascending) from ``before`` to
+        ``after`` (``change`` in all) into per-partition counts of free cores and idle nodes
+        (:attr:`part_free` and :attr:`part_idle`, or a pass's copies). On nodes of one class,
+        every partition of the class changes by ``change``, and by as many idle nodes."""
+        full = self.platform.cores[nodes]
         classes = self._node_class
-        if classes is None or classes[nodes[0]] != classes[nodes[-1]]:
-            self._recount(nodes, before, after)
+        if classes is not None and classes[nodes[0]] == classes[nodes[-1]]:
+            idle = np.count_nonzero(after == full) - np.count_nonzero(before == full)
+            for part in self._class_parts[classes[nodes[0]]]:
+                part_free[part] += change
+                part_idle[part] += idle
             return
-        full = self.platform.cores[nodes]
-        idle = np.count_nonzero(after == full) - np.count_nonzero(before == full)
-        part_free, part_idle = self.part_free, self.part_idle
-        for part in self._class_parts[classes[nodes[0]]]:
-            part_free[part] += change
-            part_idle[part] += idle
-
-    def _recount(
-        self, nodes: np.ndarray, before: np.ndarray, after: np.ndarray | None = None
-    ) -> None:
-        """The free cores of ``nodes`` changed from ``before`` (to ``after``, if given): count
-        them again in :attr:`part_free` and :attr:`part_idle`."""
-        if after is None:
-            after = self.available.cores[nodes]
         member = self._member[:, nodes]
-        self.part_free += member @ (after - before)
-        full = self.platform.cores[nodes]
-        idle = np.subtract(after == full, before == full, dtype=np.int64)
-        if np.count_nonzero(idle):
-            self.part_idle += member @ idle
+        part_free += member @ (after - before)
+        became = np.subtract(after == full, before == full, dtype=np.int64)
+        if np.count_nonzero(became):
+            part_idle += member @ became
+
+    def _recount(self, nodes: np.ndarray, before: np.ndarray) -> None:
+        """The free cores of ``nodes`` (ascending) changed from ``before``: count them again
+        in :attr:`part_free` and :attr:`part_idle`."""
+        after = self.available.cores[nodes]
+        change = int(after.sum() - before.sum())
+        self.count(self.part_free, self.part_idle, nodes, before, after, change)
 
     def _count_down(self, change: int) -> None:
         self.nodes_down += change

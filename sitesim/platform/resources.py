@@ -142,13 +142,12 @@ class NodeResources(Resources):
         self._touched.add(group)
         self._found.get(group, {}).pop(job, None)
         self.taken[job] = alloc
-        self.free -= int(alloc.cores.sum())
-        machine = self.machine
-        member = machine._member[:, alloc.nodes]
-        self._part_free -= member @ alloc.cores
-        was_idle = self.work.cores[alloc.nodes] == machine.platform.cores[alloc.nodes]
-        if np.count_nonzero(was_idle):
-            self._part_idle -= member @ was_idle
+        cores = int(alloc.cores.sum())
+        self.free -= cores
+        before = self.work.cores[alloc.nodes]
+        self.machine.count(
+            self._part_free, self._part_idle, alloc.nodes, before, before - alloc.cores, -cores
+        )
         if self.profile is None:
             if self._work is None:
                 self._work = self.machine.available.copy()
