@@ -152,14 +152,16 @@ def _change(state: Free, sign: int, alloc: Alloc) -> None:
 
 class _Taking:
     """A change that takes resources at ``time`` (a reservation or a maintenance window), and
-    what is left on its nodes right after it."""
+    what is left on its nodes right after it; ``cores_only``: it takes no GPU and no memory
+    (what is left of them then is never the least of a window: :meth:`NodeProfile._window`)."""
 
-    __slots__ = ("after", "alloc", "time")
+    __slots__ = ("after", "alloc", "cores_only", "time")
 
     def __init__(self, time: float, alloc: Alloc, after: Free) -> None:
         self.time = time
         self.alloc = alloc
         self.after = after  # (arrays aligned with alloc.nodes)
+        self.cores_only = not (np.count_nonzero(alloc.gpus) or np.count_nonzero(alloc.memory))
 
 
 class NodeProfile:
@@ -336,7 +338,9 @@ class NodeProfile:
         )  # fmt: skip
 
     def _window(self, state: Free, start: float, end: float) -> Free:
-        """``state`` (free at ``start``) lowered to what stays free until ``end``."""
+        """``state`` (free at ``start``) lowered to what stays free until ``end``: on each
+        node, the least of it and of what each taking in between leaves. GPUs and memory
+        fall only at the takings that take some, so the others are not read for them."""
         takings = self._taking  # (by time)
         first = bisect_right(takings, start, key=_time)
         inside = takings[first : bisect_left(takings, end, first, key=_time)]
@@ -347,12 +351,17 @@ class NodeProfile:
             (taking,) = inside
             nodes, after = taking.alloc.nodes, taking.after
             low.cores[nodes] = np.minimum(low.cores[nodes], after.cores)
-            low.gpus[nodes] = np.minimum(low.gpus[nodes], after.gpus)
-            low.memory[nodes] = np.minimum(low.memory[nodes], after.memory)
+            if not taking.cores_only:
+                low.gpus[nodes] = np.minimum(low.gpus[nodes], after.gpus)
+                low.memory[nodes] = np.minimum(low.memory[nodes], after.memory)
             return low
         nodes = np.concatenate([taking.alloc.nodes for taking in inside])
-        for k, target in enumerate(low):  # (cores, GPUs, memory: each node's lowest)
-            np.minimum.at(target, nodes, np.concatenate([t.after[k] for t in inside]))
+        np.minimum.at(low.cores, nodes, np.concatenate([t.after.cores for t in inside]))
+        inside = [taking for taking in inside if not taking.cores_only]
+        if inside:
+            nodes = np.concatenate([taking.alloc.nodes for taking in inside])
+            for k in (1, 2):  # (GPUs, memory: each node's lowest)
+                np.minimum.at(low[k], nodes, np.concatenate([t.after[k] for t in inside]))
         return low
 
     # -- questions -------------------------------------------------------------------------

@@ -225,3 +225,55 @@ def test_what_each_reservation_leaves_is_what_is_free_right_after_it(
     for taking in profile._taking:
         then = _free_during(profile, releases, taking.time, taking.time)
         assert taking.after.cores.tolist() == then.cores[taking.alloc.nodes].tolist()
+
+
+#: Nodes with GPUs and memory, one shared partition.
+GPU_PLATFORM = Platform.from_dict(
+    {
+        "nodes": [{"type": "g", "count": 3, "cores": 4, "gpus": 2, "memory": 100}],
+        "partitions": [{"name": "g", "nodes": ["g"], "allocation": "shared"}],
+    }
+)
+GPU_PARTS = Partitions(GPU_PLATFORM)
+#: Reservations after NOW: (start, duration, cores, GPUs and memory per node).
+RESERVED_GPUS = st.lists(
+    st.tuples(
+        st.sampled_from([120.0, 150.0, 200.0]), st.sampled_from([30.0, 50.0, 100.0]),
+        st.integers(1, 6), st.integers(0, 2), st.sampled_from([0, 50]),
+    ),
+    max_size=6,
+)  # fmt: skip
+
+
+def _free_of_all(profile: NodeProfile, start: float, end: float) -> Free:
+    """Cores, GPUs and memory free on ``[start, end)`` with nothing running, by brute force:
+    the least at ``start`` and at every change of the profile inside."""
+    lowest = None
+    for t in [start] + [t for t in profile._times if start < t < end]:
+        state = capacity(GPU_PLATFORM)
+        for when, sign, alloc in zip(profile._times, profile._signs, profile._allocs, strict=True):
+            if when <= t:
+                (state.give if sign > 0 else state.take)(alloc)
+        lowest = state if lowest is None else Free(*map(np.minimum, lowest, state))
+    assert lowest is not None
+    return lowest
+
+
+@settings(max_examples=200, deadline=None)
+@given(RESERVED_GPUS, st.sampled_from([100.0, 130.0, 160.0]), st.sampled_from([20.0, 60.0, 200.0]))
+def test_what_stays_free_over_a_window_counts_the_gpus_and_memory_taken(
+    reserved: list[tuple[float, float, int, int, int]], start: float, length: float
+) -> None:
+    """What stays free from ``start`` for ``length`` seconds (the window a job must fit) is
+    the least of each resource over it, GPUs and memory as well as cores, whether the
+    reservations in it take any (by brute force)."""
+    releases = Releases(GPU_PARTS.node_group, rows=4)
+    profile = NodeProfile(GPU_PARTS, NOW, capacity(GPU_PLATFORM), [], releases)
+    for at, duration, cores, gpus, memory in reserved:
+        demand = Demand(0, cores, gpus=gpus, memory=memory)
+        where = place(GPU_PARTS, demand, _free_of_all(profile, at, at + duration))
+        if where is not None:
+            profile.reserve(at, duration, where)
+    window = profile._window(_free_of_all(profile, start, start), start, start + length)
+    want = _free_of_all(profile, start, start + length)
+    assert [a.tolist() for a in window] == [b.tolist() for b in want]
