@@ -272,21 +272,26 @@ class WholeNodeResources(Resources):
             self._returns_changed()
         demand = job.demand
         now = self.now
-        found = self._blocks.get(self.groups[demand.part])
-        starts, ends, closed = found.arrays() if found else (_NONE, _NONE, None)
-        held_by = found.nodes if found else []
+        found = self._blocks.get(self.groups[demand.part]) or _Blocks()
         mine = self.parts.member[demand.part]
-        touches = found.touching(demand.part, mine) if found else np.zeros(0, dtype=bool)
+        # (a cycle's blocks, a few dozen: each read in Python, cheaper than NumPy's calls)
+        blocks = list(
+            zip(found.starts, found.ends, found.closed, found.touching(demand.part, mine),
+                found.nodes, strict=True)
+        )  # fmt: skip
         first = self.lower_bound(job)
         start_res = now
         while start_res < before:
             end = start_res + duration
-            begun = starts < end  # (windows: a job may end as one begins)
-            if closed is not None:  # (reservations: it may not, backfill.c:2417)
-                begun = begun | (closed & (starts == end))
-            over = ((ends > start_res) & begun).nonzero()[0].tolist()
-            later = ends[(ends > start_res) & touches]
-            later_start = float(later.min()) if len(later) else math.inf
+            over = [  # (a job may end as a window begins, not as a reservation does: 2417)
+                k
+                for k, (begins, ends, closed, _, _) in enumerate(blocks)
+                if ends > start_res and (begins < end or (closed and begins == end))
+            ]
+            later_start = min(
+                (ends for _, ends, _, touches, _ in blocks if touches and ends > start_res),
+                default=math.inf,
+            )
             # (a sweep with no block beginning or ending during it reads no duration)
             key = (demand, first, before, *over)
             swept = self._sweeps.get(key)
@@ -294,7 +299,7 @@ class WholeNodeResources(Resources):
                 held = None  # (held throughout: no block begins or ends)
                 if over:
                     held = np.zeros(len(mine), dtype=bool)
-                    held[np.concatenate([held_by[k] for k in over])] = True
+                    held[np.concatenate([blocks[k][4] for k in over])] = True
                 sweep = _Sweep(self, demand, duration, first, _Blocks(), before, held)
                 swept = self._sweeps[key] = sweep.run()
             at, alloc = swept
@@ -307,10 +312,12 @@ class WholeNodeResources(Resources):
                 continue
             if start > now:
                 begin, stop = round_down(start), round_down(start + duration)
-                hit = ((ends > begin) & (starts < stop)).nonzero()[0].tolist()
+                hit = [
+                    nodes for begins, ends, _, _, nodes in blocks if ends > begin and begins < stop
+                ]
                 taken = np.zeros(len(mine), dtype=bool)
                 taken[alloc.nodes] = True
-                if hit and np.count_nonzero(taken[np.concatenate([held_by[k] for k in hit])]):
+                if hit and np.count_nonzero(taken[np.concatenate(hit)]):
                     start_res = start if start > start_res else later_start
                     continue
             return start, alloc
@@ -590,12 +597,12 @@ class _Blocks:
             )
         return self._arrays
 
-    def touching(self, part: int, mine: np.ndarray) -> np.ndarray:
+    def touching(self, part: int, mine: np.ndarray) -> list[bool]:
         """Which blocks hold a node of partition ``part`` (``mine``: a mask of its nodes)."""
         flags = self._touching.setdefault(part, [])
         for nodes in self.nodes[len(flags) :]:
             flags.append(bool(np.count_nonzero(mine[nodes])))
-        return np.array(flags, dtype=bool)
+        return flags
 
 
 def _released(ends: np.ndarray, every: np.ndarray, released: np.ndarray) -> np.ndarray:
@@ -604,10 +611,6 @@ def _released(ends: np.ndarray, every: np.ndarray, released: np.ndarray) -> np.n
     if not len(ends):
         return ends
     return released[every.searchsorted(ends, side="right") - 1]
-
-
-#: No blocks.
-_NONE = np.zeros(0)
 
 
 def _first(entry: tuple[float, Alloc]) -> float:
