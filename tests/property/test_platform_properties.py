@@ -9,7 +9,8 @@
   its compressions that keep the last one's answers where nothing changed on a job's nodes
   give those of compressions that search for every job;
 - no node's cores, GPUs or memory are ever over-allocated, and a job runs only on nodes of its
-  partition;
+  partition; the machine's count of each partition's free cores and idle nodes is exact
+  after every start and end;
 - no job runs into a maintenance window on its nodes;
 - EASY never starts the job it reserves first in a pass (the first that does not fit, in
   arrival order) after the time it reserved for it;

@@ -12,7 +12,9 @@
 
 on processors and, for EASY, on a platform in one partition where reservations hold whole
 nodes (exclusive nodes, or one core a node); and the basic
-invariants under Slurm's own defaults (a backfill cycle every 30 s, woken by the scheduler).
+invariants under Slurm's own defaults (a backfill cycle every 30 s, woken by the scheduler);
+and, on random platforms, the sweeps of Slurm's reservations kept within a pass give the
+schedule of sweeps made afresh.
 """
 
 from __future__ import annotations
