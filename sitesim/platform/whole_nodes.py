@@ -299,7 +299,7 @@ class WholeNodeResources(Resources):
                 held = None  # (held throughout: no block begins or ends)
                 if over:
                     held = np.zeros(len(mine), dtype=bool)
-                    held[np.concatenate([blocks[k][4] for k in over])] = True
+                    held[np.concatenate([blocks[k][-1] for k in over])] = True  # (their nodes)
                 sweep = _Sweep(self, demand, duration, first, _Blocks(), before, held)
                 swept = self._sweeps[key] = sweep.run()
             at, alloc = swept
@@ -598,7 +598,8 @@ class _Blocks:
         return self._arrays
 
     def touching(self, part: int, mine: np.ndarray) -> list[bool]:
-        """Which blocks hold a node of partition ``part`` (``mine``: a mask of its nodes)."""
+        """Which blocks hold a node of partition ``part`` (``mine``: a mask of its nodes): the
+        list kept for the next call, to be read only."""
         flags = self._touching.setdefault(part, [])
         for nodes in self.nodes[len(flags) :]:
             flags.append(bool(np.count_nonzero(mine[nodes])))
